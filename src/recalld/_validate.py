@@ -314,27 +314,44 @@ def optional_name(value: str | None, field: str) -> str | None:
     return None if value is None else name_text(value, field)
 
 
-def category(value: str | None, field: str = "category") -> str | None:
+def category(value: str | None, field: str = "category", *, as_given: bool = False) -> str | None:
     """:func:`optional_name`, trimmed and kept in one Unicode spelling (NFC), as a tag is: a
     category typed precomposed ("Café") and the decomposed "Cafe" + U+0301 some tools send
-    look alike, so they must name one category (a filter's too)."""
-    return None if value is None else composed_name(value, field)
+    look alike, so they must name one category (a filter's too). ``as_given`` as for
+    :func:`composed_name`."""
+    return None if value is None else composed_name(value, field, as_given=as_given)
 
 
-def kind(value: str, field: str = "kind") -> str:
+def kind(value: str, field: str = "kind", *, as_given: bool = False) -> str:
     """:func:`name_text`, trimmed and kept in one Unicode spelling (NFC), as a category
     is: a kind written decomposed ("re" + U+0301 + "union", as macOS and some tools send
-    it) and one typed precomposed in a filter look alike, so they must name one kind."""
-    return composed_name(value, field)
+    it) and one typed precomposed in a filter look alike, so they must name one kind.
+    ``as_given`` as for :func:`composed_name`."""
+    return composed_name(value, field, as_given=as_given)
 
 
-def composed_name(value: str, field: str) -> str:
+def composed_name(value: str, field: str, *, as_given: bool = False) -> str:
     """:func:`name_text` in NFC, refused naming ``field`` if composing made it longer than
     a stored name may be: NFC writes a few letters (Devanagari क़, U+0958) as two code
     points, and a 200-character kind stored 400 long was refused by the import of its own
     export. White space at its ends is dropped, as a tag's is: " work" and "work" looked
-    alike and were two categories, and a filter typed "work" missed the first."""
+    alike and were two categories, and a filter typed "work" missed the first.
+
+    With ``as_given`` (an import's line, a filter) a name is held instead to the limit its
+    shortest spelling (:func:`shortest_spelling`) meets, as a tag is: an older version
+    stored a kind of 200 क़ 400 code points long, and its export must import (and a filter
+    reach it) without a migration to shorten it (adversarial pass e66)."""
+    if as_given:  # bounded before it is scanned and composed (see filter_name)
+        filter_name(value, field, SHORT_TEXT_MAX_CHARS)
     composed = unicodedata.normalize("NFC", name_text(value, field).strip())
+    if as_given:
+        if not _spelled_within(composed, SHORT_TEXT_MAX_CHARS):
+            raise ValidationError(
+                field,
+                f"is {len(composed)} characters once composed (NFC), as it is stored; the"
+                f" limit is {SHORT_TEXT_MAX_CHARS} (in its shortest spelling)",
+            )
+        return composed
     if len(composed) > max(len(value), SHORT_TEXT_MAX_CHARS):
         raise ValidationError(
             field,
@@ -348,8 +365,11 @@ def filter_name(value: Any, field: str, limit: int) -> Any:
     """A name filter (kind, category, speaker) no longer than the ``limit`` characters
     the name it is compared with may hold, checked before the name's own (slower) checks:
     nothing stored is longer, and a 10 MB filter was composed, scanned and sent to the
-    database whole, to match nothing. Anything but text passes to the name's checks."""
-    if isinstance(value, str) and len(value) > limit:
+    database whole, to match nothing. Anything but text passes to the name's checks.
+    A name an older version stored longer (its shortest spelling within ``limit``: see
+    :func:`composed_name`) may be asked for as stored, and nothing longer than the three
+    code points a character composes into at most is read to count it."""
+    if isinstance(value, str) and len(value) > limit and not _spelled_within(value, limit):
         raise ValidationError(field, f"is {len(value)} characters; the limit is {limit} characters")
     return value
 

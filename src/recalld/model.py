@@ -618,8 +618,12 @@ class ExportRecord(BaseModel):
     key: ComposedKey = Field(default=None, min_length=1, max_length=KEY_MAX_CHARS)
     title: str | None = Field(default=None, max_length=TITLE_MAX_CHARS)
     content: str
-    kind: str = Field(default="note", min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
-    category: str | None = Field(default=None, min_length=1, max_length=SHORT_TEXT_MAX_CHARS)
+    # Bounded by the import, not here: an older version stored a kind of 200 क़ 400 code
+    # points long, and its shortest spelling is held to the limit (recalld._validate.
+    # composed_name), as a tag's is; a bound of 600 here was the limit a 601-character
+    # kind was told, where one of 300 was told 200 (review of pass e66).
+    kind: str = Field(default="note", min_length=1)
+    category: str | None = Field(default=None, min_length=1)
     tags: list[str] = Field(default_factory=list)
     salience: Annotated[StrictFloat | None, SALIENCE_RANGE] = Field(default=None, ge=0, le=1)
     source: str | None = Field(default=None, min_length=1, max_length=SOURCE_MAX_CHARS)

@@ -31,7 +31,6 @@ from recalld.errors import (
     ValidationError,
 )
 from recalld.model import (
-    SHORT_TEXT_MAX_CHARS,
     SPEAKER_MAX_CHARS,
     Explanation,
     Filters,
@@ -153,14 +152,9 @@ class ServiceCore:
             namespaces=tuple(namespaces),
             now=now,
             # Names, as a memory's own (a blank one would silently match nothing).
-            kind=(
-                None
-                if filters.kind is None
-                else check.kind(check.filter_name(filters.kind, "kind", SHORT_TEXT_MAX_CHARS))
-            ),
-            category=check.category(
-                check.filter_name(filters.category, "category", SHORT_TEXT_MAX_CHARS)
-            ),
+            # As long as a name an older version stored (its shortest spelling in the limit).
+            kind=None if filters.kind is None else check.kind(filters.kind, as_given=True),
+            category=check.category(filters.category, as_given=True),
             # Stored speakers have their white space collapsed; so is the filter.
             speaker=check.speaker(check.filter_name(filters.speaker, "speaker", SPEAKER_MAX_CHARS)),
             has_key=filters.has_key,
@@ -749,7 +743,7 @@ def _refuse_include_expired(filters: QueryFilters | None) -> None:
 
 
 def _not_an_intention(kind: str | None, field: str) -> None:
-    if kind == INTENTION_KIND:
+    if kind is not None and check.kind(kind, field) == INTENTION_KIND:
         raise ValidationError(field, "'intention' is kept for reminders (create one with remind)")
 
 

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from recalld import _validate as check
 from recalld._text import shown
-from recalld._time import Clock, parse_instant
+from recalld._time import Clock
 from recalld.config import Settings
 from recalld.errors import ConflictError, ValidationError
 from recalld.graph.names import check_entity_name, check_entity_type, check_predicate, entity_key
@@ -58,7 +58,6 @@ from recalld.model import (
 )
 from recalld.store.base import (
     UNREADABLE_META_KEY,
-    MemoryRecord,
     Scope,
     Store,
     StoreTransaction,
@@ -85,6 +84,7 @@ from recalld.transfer_lines import (
     structure_kind,
     unchanged,
 )
+from recalld.transfer_records import imported_record, line_times
 from recalld.transfer_senses import import_senses
 from recalld.writing import INTENTION_KIND, expired, find_key
 
@@ -462,41 +462,10 @@ class Transfer:
     def _import_record(self, tx: StoreTransaction, record: ExportRecord, namespace: str) -> str:
         if record.id is None:
             return self._import_new(tx, record, namespace)
-        settings = self._settings
         now = self._clock()
         check.memory_id(record.id)
-        updated_at = (
-            now if record.updated_at is None else parse_instant("updated_at", record.updated_at)
-        )
-        stored = MemoryRecord(
-            id=record.id,
-            namespace=namespace,
-            key=check.key(record.key),
-            title=check.optional_text(record.title, "title"),
-            content=check.content(record.content, settings),
-            kind=check.kind(record.kind),
-            category=check.category(record.category),
-            tags=check.tags(record.tags, settings, as_given=True),
-            salience=record.salience,
-            source=check.optional_name(record.source, "source"),
-            speaker=check.speaker(record.speaker),
-            at=None if record.at is None else parse_instant("at", record.at),
-            created_at=updated_at
-            if record.created_at is None
-            else parse_instant("created_at", record.created_at),
-            updated_at=updated_at,
-            expires_at=None
-            if record.expires_at is None
-            else parse_instant("expires_at", record.expires_at),
-            place=None if record.place is None else check.place(legacy_place(record.place)),
-            meta=check.meta(record.meta, settings),
-            access_count=record.access_count,
-            last_accessed_at=(
-                None
-                if record.last_accessed_at is None
-                else parse_instant("last_accessed_at", record.last_accessed_at)
-            ),
-            index_state=self._indexing.new_index_state(),
+        stored = imported_record(
+            record, record.id, namespace, self._settings, now, self._indexing.new_index_state()
         )
         # Ids are unique per namespace: one taken elsewhere is no obstacle (nor a clue).
         existing = _live(tx, tx.find(namespace, id=record.id), now)
@@ -528,14 +497,18 @@ class Transfer:
         """A line without an id: written like ``remember`` (a repeat is skipped), then
         given the line's own times and counts (``remember`` cannot take them); a line
         that expired already is skipped, as the purge would remove it."""
-        if record.kind == INTENTION_KIND:
-            # A reminder's memory comes with its id and its intention line (an export).
+        if check.kind(record.kind, as_given=True) == INTENTION_KIND:
+            # A reminder's memory comes with its id and its intention line (an export);
+            # " intention" is trimmed to it by the write below.
             raise ValidationError("kind", "kind 'intention' needs the reminder's id")
-        kept = _line_times(record)
+        kept = line_times(record)
         expires_at = kept.get("expires_at")
         if expires_at is not None and expires_at <= self._clock():
             return "skipped"
-        draft = NewMemory.model_validate(
+        # As remember reads it (a kind as long as an older version stored is for lines
+        # with an id, an export's): refused naming the field, never a crash.
+        draft = check.parse_model(
+            NewMemory,
             {
                 "content": record.content,
                 "key": record.key,
@@ -549,7 +522,7 @@ class Transfer:
                 "at": record.at,
                 "place": None if record.place is None else legacy_place(record.place),
                 "meta": record.meta,
-            }
+            },
         )
         if record.key is not None and self._holds_already(tx, draft, namespace, kept):
             return "unchanged"  # a re-import of the same file changes nothing
@@ -770,19 +743,6 @@ class Transfer:
                 line.namespace, ends[0].id, predicate, ends[1].id, now
             )
         report.count("created" if created else "unchanged", "relations")
-
-
-def _line_times(record: ExportRecord) -> dict[str, Any]:
-    """The fields of a memory line that ``remember`` sets itself, as the line gives them
-    (only those it gives): its times and its access count."""
-    kept: dict[str, Any] = {}
-    for name in ("created_at", "updated_at", "expires_at", "last_accessed_at"):
-        value = getattr(record, name)
-        if value is not None:
-            kept[name] = parse_instant(name, value)
-    if record.access_count:
-        kept["access_count"] = record.access_count
-    return kept
 
 
 def _live(tx: StoreTransaction, found: Memory | None, now: datetime) -> Memory | None:

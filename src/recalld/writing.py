@@ -342,6 +342,11 @@ class Writer:
             record = replace(record, at=None)
         if "place" not in patch:
             record = replace(record, place=current.place)
+        if patch.get("kind", current.kind) == current.kind:
+            # Kept as stored: record() trims, and a kind " intention" an older version
+            # stored (or an import kept) became a reminder's memory without its reminder,
+            # whose kind no edit could change (review of pass e66).
+            record = replace(record, kind=current.kind)
         indexing = self._indexing()
         record, reindex = indexing.keep_index_state(record, current)
         check_observation_edit(tx.graph, current.seq, current.content, record.content)

@@ -68,6 +68,14 @@ class _State:
             self._console = ShownConsole(file=cast("IO[str]", InPieces(sys.stdout)))
         return self._console
 
+    def no_database_yet(self) -> bool:
+        """Whether ``--db`` names a SQLite file that does not exist (and the service is not
+        open): a command that would only read, delete or change a named thing finds
+        nothing there, and must not create the database to say so (pass e66)."""
+        if self.service is not None or self.settings.uses_postgres:
+            return False
+        return not Path(self.settings.db).exists()
+
     def memory(self) -> MemoryService:
         """The service, opened on first use; says on stderr when the database is new."""
         if self.service is None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 from click.core import ParameterSource
 
+from recalld import _validate as check
 from recalld._version import __version__
 from recalld.adapters._cli_support import (
     CLEARABLE_FIELDS,
@@ -49,6 +50,7 @@ from recalld.adapters.cli_migrate import migrate_command
 from recalld.adapters.cli_servers import server_commands
 from recalld.adapters.cli_transfer import transfer_commands
 from recalld.errors import RecalldError, ValidationError
+from recalld.model import Forgotten
 
 if TYPE_CHECKING:
     from recalld.config import Settings
@@ -220,6 +222,7 @@ def _query_command(name: str, touches: bool) -> click.Command:
         as_json: bool,
         **options: Any,
     ) -> None:
+        _check_limit(state, limit)
         memory = state.memory()
         action = memory.recall if touches else memory.search
         with filter_options():
@@ -262,6 +265,7 @@ def explain(
     **options: Any,
 ) -> None:
     """Why recall of QUERY does or does not return memory MEMORY_ID (changes nothing)."""
+    _check_limit(state, limit)
     with filter_options():
         result = state.memory().explain(
             query, memory_id, filters=_filters(options), limit=limit, min_score=min_score
@@ -310,6 +314,8 @@ def get(
         # A usage error, refused before the database is opened: `recalld get` alone
         # created a new database, then named the library's fields (id, key, seq).
         raise click.UsageError("give exactly one of ID, --key or --seq")
+    if seq is not None:
+        check.seq(seq)  # refused before the database is opened (adversarial pass e66)
     _show_memory(state, state.memory().get(memory_id, key=key, seq=seq), as_json)
 
 
@@ -366,6 +372,11 @@ def update(
 ) -> None:
     """Change only the given fields of memory MEMORY_ID (--clear FIELD removes one)."""
     changes = {name: value for name, value in fields.items() if value is not None}
+    given = (importance, salience, place, place_name, ttl)
+    if not (changes or tags or meta or cleared) and all(value is None for value in given):
+        # Refused before the database is opened, as the service refuses it: `update ID`
+        # alone created a new database, then said there was nothing to update.
+        raise ValidationError("changes", "give at least one field to update")
     chosen_salience = _importance_to_salience(importance, salience)
     if chosen_salience is not None:
         changes["salience"] = chosen_salience
@@ -422,7 +433,12 @@ def _changed_place(
 @pass_state
 def forget(state: _State, memory_id: str, as_json: bool) -> None:
     """Delete memory MEMORY_ID and every trace of it (cannot be undone)."""
-    forgotten = state.memory().forget(memory_id)
+    if state.no_database_yet():
+        # Nothing is there to forget, and nothing is created to say so: `forget ID` on a
+        # mistyped --db created a new, empty database.
+        forgotten = Forgotten.of(deleted=False, scrub="none")
+    else:
+        forgotten = state.memory().forget(memory_id)
     if as_json:
         _print_json(forgotten)
     elif not forgotten.deleted:
@@ -436,6 +452,13 @@ def forget(state: _State, memory_id: str, as_json: bool) -> None:
         )
     else:
         click.echo("forgotten")
+
+
+def _check_limit(state: _State, limit: int | None) -> None:
+    """Refuse a ``--limit`` out of range before the database is opened: `list --limit 0`
+    on a mistyped --db created a new database, then refused the limit."""
+    if limit is not None:
+        check.limit(limit, state.settings)
 
 
 def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
@@ -456,6 +479,7 @@ def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
         as_json: bool,
         **options: Any,
     ) -> None:
+        _check_limit(state, limit)
         memory = state.memory()
         lister = memory.list_memories if name == "list" else memory.recent
         with filter_options():

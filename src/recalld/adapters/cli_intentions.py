@@ -6,7 +6,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from recalld import _validate as check
+from recalld._text import shown
 from recalld.adapters._cli_support import _parse_place, _print_json, _State, pass_state
+from recalld.errors import NotFoundError
 
 if TYPE_CHECKING:
     from recalld.intentions import Intention
@@ -173,6 +176,12 @@ def intentions(state: _State, wanted: str, as_json: bool) -> None:
 @pass_state
 def cancel(state: _State, intention_id: str, as_json: bool) -> None:
     """Cancel intention INTENTION_ID: it never fires again (forget removes it)."""
+    if state.no_database_yet():
+        # No intention is there, and nothing is created to say so (review of pass e66):
+        # refused as the service refuses an unknown id, after the same checks.
+        scope_namespace = check.namespace(state.settings.namespace)
+        check.lookup(intention_id, "id")
+        raise NotFoundError(f"no intention with id {shown(intention_id)} in {scope_namespace!r}")
     intention = state.memory().cancel(intention_id)
     if as_json:
         _print_json(intention)

@@ -324,8 +324,11 @@ def token_revoke(state: _State, token_id: str, as_json: bool) -> None:
     """Revoke token TOKEN_ID (the id from `recalld token list`); it stops working at once."""
     from recalld.tokens import TokenRegistry
 
-    with TokenRegistry.open(state.settings) as registry:
-        revoked = registry.revoke(token_id)
+    if state.no_database_yet():
+        revoked = False  # no token is there, and no database is created to say so (e66)
+    else:
+        with TokenRegistry.open(state.settings) as registry:
+            revoked = registry.revoke(token_id)
     if as_json:
         _print_json({"revoked": revoked})
     else:

@@ -208,6 +208,10 @@ def import_command(
     Idempotent: importing the same file again changes nothing. A bad line or item is
     reported with its number (on stderr; exit 1) and the rest is imported.
     """
+    if str(file) != "-":
+        from recalld.importing import refuse_directory
+
+        refuse_directory(file, file_format)  # before the database is opened (e66 review)
     memory = state.memory()
     with _told_when_interrupted("import", "lines"):
         _import(state, memory, file, file_format, include_tools, include_system, as_json)

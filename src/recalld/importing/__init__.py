@@ -43,7 +43,14 @@ from recalld.scoping import mem0_namespace
 if TYPE_CHECKING:
     from recalld.service import MemoryService
 
-__all__ = ["FORMATS", "Progress", "detect_format", "import_file", "import_text"]
+__all__ = [
+    "FORMATS",
+    "Progress",
+    "detect_format",
+    "import_file",
+    "import_text",
+    "refuse_directory",
+]
 
 # progress(done, total): lines or bytes or items so far, out of total (for progress bars).
 Progress = Callable[[int, int], None]
@@ -92,6 +99,15 @@ class _Run:
             self.progress(done, total)
 
 
+def refuse_directory(path: Path, format: str) -> None:
+    """Refuse ``path`` naming ``file`` if it is a directory ``format`` cannot import (only
+    hermes imports one); the CLI asks before it opens the database (review of pass e66)."""
+    if path.is_dir() and format not in ("auto", "hermes"):
+        raise ValidationError(
+            "file", f"{path} is a directory (only hermes imports one){_export_hint(path)}"
+        )
+
+
 def import_file(
     service: MemoryService,
     path: Path | BinaryIO,
@@ -119,10 +135,7 @@ def import_file(
             reason = error.strerror or error
             raise ValidationError("file", f"cannot read {shown}: {reason}") from error
     if path.is_dir():
-        if format not in ("auto", "hermes"):
-            raise ValidationError(
-                "file", f"{path} is a directory (only hermes imports one){_export_hint(path)}"
-            )
+        refuse_directory(path, format)
         return _hermes_directory(run, path)
     try:
         # Opened once: a pipe (``/dev/stdin``, ``<(...)``) cannot be read again, so the

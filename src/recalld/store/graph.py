@@ -19,8 +19,11 @@ from typing import Any, Protocol
 from recalld.graph.matching import SubstringPattern, entity_matches, substring_pattern
 from recalld.graph.types import Extraction
 from recalld.store.semantic import JobFailure
+from recalld.store.sql import PENDING_JOB_STATES
 
 __all__ = [
+    "LONE_TOMBSTONE",
+    "STALE_TOMBSTONES",
     "EntityRecord",
     "GraphCounts",
     "GraphJob",
@@ -29,10 +32,55 @@ __all__ = [
     "MentionRecord",
     "RelationRecord",
     "entity_key_hash",
+    "extraction_settles",
     "graph_text_hash",
     "list_in_chunks",
     "search_in_chunks",
 ]
+
+# The tombstones of a namespace no memory needs any more: none of it at or before the last
+# memory written before the deletion is left, so no extraction can bring the entity back,
+# and the key's hash would only confirm to a guessed name that the entity once existed
+# ("forget leaves no trace"). A memory written later has a larger seq. The namespace's
+# oldest memory is read once (the subquery is not correlated): a NOT EXISTS per tombstone
+# scanned the namespace's memories for each, and forgetting an old memory beside 10,000
+# tombstones and 20,000 memories held the write lock for 2 to 26 s (review of pass e66).
+# The same SQL on both stores (PostgreSQL's takes them as %(name)s: see
+# postgres_graph_writes); only tombstones at or after ``seq`` (the memory deleted) count.
+STALE_TOMBSTONES = (
+    "DELETE FROM graph_entity_tombstones WHERE namespace = :namespace AND up_to_seq >= :seq"
+    " AND up_to_seq < coalesce((SELECT min(seq) FROM memories WHERE namespace = :namespace),"
+    " 9223372036854775807)"
+)
+# The tombstone an entity's deletion just wrote, unless a memory of its namespace is left
+# for it to protect (its ``up_to_seq`` is the newest memory's: every one left is at or
+# before it). Only that row: dropping every stale one of the namespace there took the
+# rows of another deletion's tombstones in no set order, and two deletions of entities
+# deadlocked on PostgreSQL (review of pass e66).
+LONE_TOMBSTONE = (
+    "DELETE FROM graph_entity_tombstones WHERE namespace = :namespace"
+    " AND key_hash = :key_hash AND NOT EXISTS (SELECT 1 FROM memories"
+    " WHERE namespace = :namespace)"
+)
+
+
+def extraction_settles(held: Sequence[Any], worker_id: str, model: str, unchanged: bool) -> bool:
+    """Whether a worker's extraction settles its job, ``held`` being the job's row now
+    ``(state, lease_owner, model)`` and ``unchanged`` whether the memory still holds the
+    text extracted (False: it was edited or forgotten since).
+
+    The worker's own running job is settled (its extraction applied only when
+    ``unchanged``). A job another worker claimed after this one's lease ran out, or handed
+    back queued, is settled too when it still waits for this extractor and the text is the
+    one extracted, as a held vector settles its job (:func:`recalld.store.semantic.
+    completes`): a database down longer than the lease left the worker holding the
+    extraction, and it was dropped and extracted again, another attempt counted each
+    lease (adversarial pass e66). A job marked failed is never settled: what failed it is
+    the record of why the memory has no graph."""
+    state, owner, job_model = held[0], held[1], held[2]
+    if state == "running" and owner == worker_id:
+        return True
+    return state in PENDING_JOB_STATES and job_model == model and unchanged
 
 
 def graph_text_hash(
@@ -318,7 +366,8 @@ class GraphStore(Protocol):
     ) -> int:
         """Replace each job's memory's mentions and relations with its extraction.
 
-        One transaction; only jobs still leased by ``worker_id`` count, and a
+        One transaction; only jobs still leased by ``worker_id`` count, or taken over
+        and still waiting for the same text (:func:`extraction_settles`), and a
         memory whose text changed after the claim is left to its newer job. A
         memory that is an entity's observation (the knowledge tools) records an
         empty extraction: those tools' graph is the one their user declared.

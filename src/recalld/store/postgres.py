@@ -57,6 +57,7 @@ from recalld.store.postgres_context import PostgresContext
 from recalld.store.postgres_core import PostgresCore
 from recalld.store.postgres_graph import PostgresGraph
 from recalld.store.postgres_graph_extraction import lock_extraction_rows
+from recalld.store.postgres_graph_writes import drop_stale_tombstones
 from recalld.store.postgres_intentions import PostgresIntentions
 from recalld.store.postgres_migrations import MIGRATIONS
 from recalld.store.postgres_migrations_words import word_query
@@ -497,8 +498,12 @@ class PostgresStore(PostgresTokens):
                 )
             ]
             lock_extraction_rows(connection, expired)
-            cursor = connection.execute("DELETE FROM memories WHERE seq = ANY(%s)", (expired,))
-            removed = int(cursor.rowcount)
+            purged = connection.execute(
+                "DELETE FROM memories WHERE seq = ANY(%s) RETURNING namespace", (expired,)
+            ).fetchall()
+            removed = len(purged)
+            for namespace in sorted({str(row[0]) for row in purged}):
+                drop_stale_tombstones(connection, namespace)  # only theirs can be stale now
             if removed:
                 record_drop(connection, "purge", now)
             return removed

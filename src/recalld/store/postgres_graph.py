@@ -27,6 +27,7 @@ from recalld.store.graph import (
     GraphJob,
     MentionRecord,
     RelationRecord,
+    extraction_settles,
     graph_text_hash,
     list_in_chunks,
     search_in_chunks,
@@ -244,12 +245,9 @@ class PostgresGraph:
                     (job.seq,),
                 ).fetchone()
                 held = connection.execute(
-                    "SELECT 1 FROM jobs WHERE id = %s AND state = 'running' AND lease_owner = %s"
-                    " FOR UPDATE",
-                    (job.id, worker_id),
+                    "SELECT state, lease_owner, model FROM jobs WHERE id = %s FOR UPDATE",
+                    (job.id,),
                 ).fetchone()
-                if held is None:
-                    continue
                 digest = graph_text_hash(job.title, job.content, job.tags, job.meta, job.speaker)
                 current = (
                     None
@@ -258,9 +256,12 @@ class PostgresGraph:
                         memory[0], memory[1], list(memory[2]), dict(memory[3]), memory[5]
                     )
                 )
+                unchanged = memory is not None and current == digest
+                if held is None or not extraction_settles(held, worker_id, model, unchanged):
+                    continue
                 # The memory changed after the claim: its newer job extracts the new text.
                 # Two jobs of one memory in a batch read the same text: it is applied once.
-                if memory is not None and current == digest and job.seq not in seen:
+                if memory is not None and unchanged and job.seq not in seen:
                     seen.add(job.seq)
                     # The knowledge tools' observations are the graph the user declared:
                     # what the extractor reads in them is no node of its own.

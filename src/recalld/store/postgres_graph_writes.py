@@ -10,7 +10,12 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 from recalld.graph.names import entity_key
-from recalld.store.graph import EntityRecord, entity_key_hash
+from recalld.store.graph import (
+    LONE_TOMBSTONE,
+    STALE_TOMBSTONES,
+    EntityRecord,
+    entity_key_hash,
+)
 from recalld.store.postgres_connection import Connection
 from recalld.store.postgres_graph import (
     EXPIRED,
@@ -20,7 +25,31 @@ from recalld.store.postgres_graph import (
 )
 from recalld.store.postgres_graph_extraction import GENERIC, lock_extraction_rows
 
-__all__ = ["PostgresGraphTransaction"]
+__all__ = ["PostgresGraphTransaction", "drop_lone_tombstone", "drop_stale_tombstones"]
+
+
+def drop_stale_tombstones(connection: Connection, namespace: str, seq: int = 0) -> None:
+    """As SQLite's (:func:`recalld.store.sqlite_graph_tombstones.drop_stale_tombstones`):
+    drop the tombstones that deleting memory ``seq`` of ``namespace`` (``seq`` 0: any of
+    it, as a purge deletes) left protecting nothing, so no hash outlives every memory it
+    protected against."""
+    connection.execute(
+        STALE_TOMBSTONES.replace(":namespace", "%(namespace)s::text").replace(
+            ":seq", "%(seq)s::bigint"
+        ),
+        {"namespace": namespace, "seq": seq},
+    )
+
+
+def drop_lone_tombstone(connection: Connection, namespace: str, key_hash: str) -> None:
+    """Drop the tombstone of ``key_hash`` an entity's deletion just wrote if no memory of
+    ``namespace`` is left for it to protect (:data:`recalld.store.graph.LONE_TOMBSTONE`)."""
+    connection.execute(
+        LONE_TOMBSTONE.replace(":namespace", "%(namespace)s::text").replace(
+            ":key_hash", "%(key_hash)s::text"
+        ),
+        {"namespace": namespace, "key_hash": key_hash},
+    )
 
 
 class PostgresGraphTransaction:
@@ -68,6 +97,13 @@ class PostgresGraphTransaction:
                 " created_at = excluded.created_at, updated_at = excluded.updated_at",
                 (namespace, key, name, type or "unknown", now, now),
             )
+            # Declared anew after a delete: what the memories say of it counts again. Not
+            # when a memory written after the delete brought it back (adding observations
+            # or relations to it, declaring it): the ones before stay out (pass e66).
+            self._connection.execute(
+                "DELETE FROM graph_entity_tombstones WHERE namespace = %s AND key_hash = %s",
+                (namespace, entity_key_hash(key)),
+            )
         else:
             self._connection.execute(
                 "UPDATE graph_entities SET declared = TRUE, name = %s, type = %s,"
@@ -81,11 +117,6 @@ class PostgresGraphTransaction:
                     shown.id,
                 ),
             )
-        # Declared again after a delete: what the memories say of it counts again.
-        self._connection.execute(
-            "DELETE FROM graph_entity_tombstones WHERE namespace = %s AND key_hash = %s",
-            (namespace, entity_key_hash(key)),
-        )
         declared = self.find_entity(namespace, key, now)
         assert declared is not None
         return declared, True
@@ -199,6 +230,9 @@ class PostgresGraphTransaction:
                 " ON CONFLICT (namespace, key_hash) DO UPDATE SET up_to_seq = excluded.up_to_seq",
                 (row[0], entity_key_hash(str(row[1]))),
             )
+            # Unless none is left (its observations were its only memories, forgotten
+            # with it): the hash would outlive every memory it protects against.
+            drop_lone_tombstone(self._connection, str(row[0]), entity_key_hash(str(row[1])))
 
     def retime_sources(self, seq: int) -> None:
         # The extraction writes the same value (complete_jobs reads at_utc at completion).

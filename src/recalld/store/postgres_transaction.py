@@ -25,7 +25,7 @@ from recalld.store.postgres_connection import Connection
 from recalld.store.postgres_context import save_signals
 from recalld.store.postgres_graph import enqueue_graph
 from recalld.store.postgres_graph_extraction import lock_extraction_rows
-from recalld.store.postgres_graph_writes import PostgresGraphTransaction
+from recalld.store.postgres_graph_writes import PostgresGraphTransaction, drop_stale_tombstones
 from recalld.store.postgres_intentions import queue_reminder, save_intention
 from recalld.store.postgres_job_rows import queue_again
 from recalld.store.postgres_rows import SELECT_COLUMNS, WRITE_COLUMNS, record_values, row_to_memory
@@ -173,7 +173,11 @@ class PostgresTransaction(PostgresLedger):
 
     def delete(self, seq: int) -> None:
         lock_extraction_rows(self._connection, [seq])  # the order the workers take them in
-        self._connection.execute("DELETE FROM memories WHERE seq = %s", (seq,))
+        deleted = self._connection.execute(
+            "DELETE FROM memories WHERE seq = %s RETURNING namespace", (seq,)
+        ).fetchall()
+        if deleted:
+            drop_stale_tombstones(self._connection, str(deleted[0][0]), seq)
 
     def find_duplicate(
         self,

@@ -52,6 +52,7 @@ from recalld.store.sqlite_context import SQLiteContext, save_signals
 from recalld.store.sqlite_core import SQLiteCore
 from recalld.store.sqlite_file import check_path, copy_database, schema_versions
 from recalld.store.sqlite_graph import SQLiteGraph, enqueue_graph
+from recalld.store.sqlite_graph_tombstones import drop_stale_tombstones
 from recalld.store.sqlite_graph_writes import SQLiteGraphTransaction
 from recalld.store.sqlite_intentions import SQLiteIntentions, queue_reminder, save_intention
 from recalld.store.sqlite_retrieval import SQLiteRetrieval, text_match
@@ -174,7 +175,11 @@ class _Transaction(SQLiteLedger):
         return memory
 
     def delete(self, seq: int) -> None:
-        self._connection.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+        deleted = self._connection.execute(
+            "DELETE FROM memories WHERE seq = ? RETURNING namespace", (seq,)
+        ).fetchall()
+        if deleted:
+            drop_stale_tombstones(self._connection, str(deleted[0][0]), seq)
 
     def find_duplicate(
         self,
@@ -728,10 +733,14 @@ class SQLiteStore(SQLiteTokens):
             return 0
 
         def step(connection: apsw.Connection) -> int:
-            connection.execute(
-                "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?", (stamp,)
-            )
-            removed = int(connection.changes())
+            purged = connection.execute(
+                "DELETE FROM memories WHERE expires_at IS NOT NULL AND expires_at <= ?"
+                " RETURNING namespace",
+                (stamp,),
+            ).fetchall()
+            removed = len(purged)
+            for namespace in sorted({str(row[0]) for row in purged}):
+                drop_stale_tombstones(connection, namespace)  # only theirs can be stale now
             if removed:
                 record_drop(connection, "purge", now)
             return removed

@@ -38,6 +38,7 @@ from recalld.store.graph import (
     GraphJob,
     MentionRecord,
     RelationRecord,
+    extraction_settles,
     graph_text_hash,
     list_in_chunks,
     search_in_chunks,
@@ -262,12 +263,6 @@ class SQLiteGraph:
         def step(connection: apsw.Connection) -> int:
             completed = 0
             for job, extraction in results:
-                held = connection.execute(
-                    "SELECT 1 FROM jobs WHERE id = ? AND state = 'running' AND lease_owner = ?",
-                    (job.id, worker_id),
-                ).fetchone()
-                if held is None:
-                    continue
                 memory = connection.execute(
                     "SELECT title, content, tags, meta, at_utc, speaker FROM memories"
                     " WHERE seq = ?",
@@ -285,8 +280,14 @@ class SQLiteGraph:
                         memory[5],
                     )
                 )
+                held = connection.execute(
+                    "SELECT state, lease_owner, model FROM jobs WHERE id = ?", (job.id,)
+                ).fetchone()
+                unchanged = memory is not None and current == digest
+                if held is None or not extraction_settles(held, worker_id, model, unchanged):
+                    continue
                 # The memory changed after the claim: its newer job extracts the new text.
-                if memory is not None and current == digest:
+                if memory is not None and unchanged:
                     # The knowledge tools' observations are the graph the user declared:
                     # what the extractor reads in them is no node of its own.
                     observed = connection.execute(

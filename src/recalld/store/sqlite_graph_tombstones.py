@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import apsw
 
-from recalld.store.graph import GraphJob, entity_key_hash
+from recalld.store.graph import STALE_TOMBSTONES, GraphJob, entity_key_hash
 
-__all__ = ["buried"]
+__all__ = ["buried", "drop_stale_tombstones"]
 
 
 def buried(connection: apsw.Connection, job: GraphJob, key: str) -> bool:
@@ -20,3 +20,9 @@ def buried(connection: apsw.Connection, job: GraphJob, key: str) -> bool:
         (job.namespace, entity_key_hash(key), job.seq),
     ).fetchone()
     return found is not None
+
+
+def drop_stale_tombstones(connection: apsw.Connection, namespace: str, seq: int = 0) -> None:
+    """Drop the tombstones that deleting memory ``seq`` of ``namespace`` (``seq`` 0: any of
+    it, as a purge deletes) left protecting nothing (:data:`STALE_TOMBSTONES`)."""
+    connection.execute(STALE_TOMBSTONES, {"namespace": namespace, "seq": seq})

@@ -15,7 +15,7 @@ import apsw
 
 from recalld._time import to_storage
 from recalld.graph.names import entity_key
-from recalld.store.graph import EntityRecord, entity_key_hash
+from recalld.store.graph import LONE_TOMBSTONE, EntityRecord, entity_key_hash
 from recalld.store.sqlite_graph import (
     EXPIRED,
     GENERIC_SQL,
@@ -62,6 +62,13 @@ class SQLiteGraphTransaction:
                 " created_at = excluded.created_at, updated_at = excluded.updated_at",
                 (namespace, key, name, type or "unknown", stamp, stamp),
             )
+            # Declared anew after a delete: what the memories say of it counts again. Not
+            # when a memory written after the delete brought it back (adding observations
+            # or relations to it, declaring it): the ones before stay out (pass e66).
+            self._connection.execute(
+                "DELETE FROM graph_entity_tombstones WHERE namespace = ? AND key_hash = ?",
+                (namespace, entity_key_hash(key)),
+            )
         else:
             self._connection.execute(
                 "UPDATE graph_entities SET declared = 1, name = ?, type = ?, updated_at = ?"
@@ -75,11 +82,6 @@ class SQLiteGraphTransaction:
                     shown.id,
                 ),
             )
-        # Declared again after a delete: what the memories say of it counts again.
-        self._connection.execute(
-            "DELETE FROM graph_entity_tombstones WHERE namespace = ? AND key_hash = ?",
-            (namespace, entity_key_hash(key)),
-        )
         declared = self.find_entity(namespace, key, now)
         assert declared is not None
         return declared, True
@@ -186,6 +188,12 @@ class SQLiteGraphTransaction:
                 " VALUES (?, ?, (SELECT coalesce(max(seq), 0) FROM memories))"
                 " ON CONFLICT(namespace, key_hash) DO UPDATE SET up_to_seq = excluded.up_to_seq",
                 (row[0], entity_key_hash(str(row[1]))),
+            )
+            # Unless none is left (its observations were its only memories, forgotten
+            # with it): the hash would outlive every memory it protects against.
+            self._connection.execute(
+                LONE_TOMBSTONE,
+                {"namespace": str(row[0]), "key_hash": entity_key_hash(str(row[1]))},
             )
         self._connection.execute("DELETE FROM graph_entities WHERE id = ?", (entity_id,))
 

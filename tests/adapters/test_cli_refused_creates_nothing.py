@@ -1,0 +1,89 @@
+"""A command `recalld` refuses, or one that finds nothing to do, creates no database
+(adversarial pass e66): a mistyped --db left a new, empty file behind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from recalld.adapters.cli import main
+
+
+def _exit_status(monkeypatch: pytest.MonkeyPatch, *arguments: str) -> int | str | None:
+    monkeypatch.setattr("sys.argv", ["recalld", *arguments])
+    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
+    monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
+    try:
+        main()
+    except SystemExit as stopped:
+        return stopped.code
+    return 0  # main returns when the command succeeds
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        (("list", "--limit", "0"), "limit"),
+        (("recent", "--limit", "0"), "limit"),
+        (("search", "tea", "--limit", "0"), "limit"),
+        (("recall", "tea", "--limit", "100000"), "limit"),
+        (("explain", "tea", "an-id", "--limit", "0"), "limit"),
+        (("update", "an-id"), "changes"),
+        (("get", "--seq", "0"), "seq"),
+        (("graph", "entities", "--limit", "0"), "limit"),
+        (("graph", "relations", "--limit", "0"), "limit"),
+        (("graph", "observations", "Ada", "--limit", "0"), "limit"),
+    ],
+)
+def test_a_refused_command_creates_no_database(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    arguments: tuple[str, ...],
+    field: str,
+) -> None:
+    db = tmp_path / "never.db"
+    assert _exit_status(monkeypatch, "--db", str(db), *arguments, "--json") == 1
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert (error["type"], error["field"]) == ("validation_error", field)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_forget_on_a_missing_database_forgets_nothing_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "never.db"
+    # As on a database without that memory: idempotent, exit 0, deleted false.
+    assert _exit_status(monkeypatch, "--db", str(db), "forget", "x", "--json") == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer == {"deleted": False, "scrubbed": True, "scrub": "none"}
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cancel_and_import_of_a_directory_refused_on_a_missing_database_create_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review of pass e66: both created the database, then refused.
+    db = tmp_path / "never.db"
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    assert _exit_status(monkeypatch, "--db", str(db), "cancel", "nope", "--json") == 1
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert error["type"] == "not_found"
+    assert "no intention with id 'nope'" in error["message"]
+    imported = ("import", str(folder), "--format", "recalld", "--json")
+    assert _exit_status(monkeypatch, "--db", str(db), *imported) == 1
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert (error["type"], error["field"]) == ("validation_error", "file")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["folder"]
+
+
+def test_token_revoke_on_a_missing_database_revokes_nothing_and_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "never.db"
+    assert _exit_status(monkeypatch, "--db", str(db), "token", "revoke", "nope", "--json") == 1
+    assert json.loads(capsys.readouterr().out) == {"revoked": False}
+    assert list(tmp_path.iterdir()) == []

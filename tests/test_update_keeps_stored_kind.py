@@ -1,0 +1,26 @@
+"""An edit keeps a kind an older version stored, or an import kept, as it is (review of
+pass e66): an edit of any other field trimmed " intention" to the reminders' kind, and the
+memory became a reminder's without its reminder, whose kind no edit could change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from recalld.config import Settings
+from recalld.service import MemoryService
+
+MEMORY_ID = "01M98JGAZCVJZDQ3ZRZFB4QM0Q"
+
+
+def test_an_edit_keeps_an_imported_kind_as_stored(any_database: Path | str) -> None:
+    settings = Settings(db=any_database, synchronous="NORMAL", embedder="none")
+    with MemoryService.open(settings) as service:
+        line = json.dumps({"id": MEMORY_ID, "content": "water the plants", "kind": " intention"})
+        assert service.import_lines([line + "\n"]).created == 1
+        service.update(MEMORY_ID, content="water the plants twice")
+        service.update(MEMORY_ID, kind=" intention", tags=["home"])
+        assert service.get(MEMORY_ID).kind == " intention"
+        assert "intention" not in service.stats().by_kind
+        # Still a plain memory: its kind can be changed.
+        assert service.update(MEMORY_ID, kind="todo").kind == "todo"
