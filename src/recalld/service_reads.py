@@ -10,11 +10,11 @@ recall (which counts an access and nothing else), the listings and stats.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, cast
 
 from recalld import _validate as check
@@ -22,10 +22,7 @@ from recalld._cursor import decode_cursor, encode_cursor
 from recalld._text import prompt_line, query_terms, shown
 from recalld._time import Clock, parse_instant, utc_now
 from recalld.config import Settings
-from recalld.errors import (
-    NotFoundError,
-    ValidationError,
-)
+from recalld.errors import NotFoundError, StorageError, ValidationError
 from recalld.model import (
     SHORT_TEXT_MAX_CHARS,
     SPEAKER_MAX_CHARS,
@@ -39,6 +36,7 @@ from recalld.model import (
     key_spellings,
 )
 from recalld.scrubbing import Scrubber
+from recalld.service_components import Component
 from recalld.store.base import FULL_TEXT_BACKENDS, Order, Scope, Store
 from recalld.store.process import OpeningProcess
 from recalld.writing import Writer
@@ -75,6 +73,8 @@ class ServiceReads:
         self.settings = settings
         self._clock = clock
         self._closed = False
+        # Held while a component is built and while close() marks the service closed.
+        self._building = threading.RLock()
         # A forked child may use nothing of it and closes only its copy (see close()).
         self._process = OpeningProcess("this MemoryService")
         self._last_purge = float("-inf")
@@ -83,7 +83,7 @@ class ServiceReads:
         self.scrubber = Scrubber(store, settings)
         self._writer = Writer(settings, clock, lambda: self.indexing)
 
-    @cached_property
+    @Component
     def indexing(self) -> Indexing:
         """The embedding and graph queues, the worker and the hybrid retriever."""
         from recalld.indexing import Indexing
@@ -100,6 +100,15 @@ class ServiceReads:
         return Indexing(self.store, self.settings, self._clock, embedder, self._extractor_setup)
 
     # -- helpers -------------------------------------------------------------
+
+    def _require_open(self) -> None:
+        # A thread started after close() died at once on the closed store, its traceback on
+        # stderr, while the caller got a Worker as if all were well; a component built
+        # after close() started threads that nothing stopped.
+        if self._closed:
+            raise StorageError("this MemoryService is closed; open the database again")
+        # Likewise in a forked child: its thread died on the store's fork check.
+        self._process.check()
 
     def _namespace(self, namespace: str | None) -> str:
         return check.namespace(self.settings.namespace if namespace is None else namespace)
