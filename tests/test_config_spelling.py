@@ -65,3 +65,13 @@ def test_cli_names_a_lower_case_variable_as_spelled(
     refused = CliRunner().invoke(cli, ["list"])
     assert isinstance(refused.exception, ValidationError)
     assert refused.exception.field == "recalld_max_limit"
+
+
+def test_a_setting_built_in_code_with_an_unknown_name_is_refused(tmp_path: Path) -> None:
+    # Settings(embeder="none") built the default settings without a word (extra="ignore"),
+    # so the default embedder (the model) was used; recalld.open refused it, Settings did
+    # not (adversarial pass a66).
+    with pytest.raises(ValidationError, match=r"did you mean embedder\?") as refused:
+        Settings(db=tmp_path / "x.db", embeder="none")  # type: ignore[call-arg]
+    assert refused.value.field == "embeder"
+    assert Settings(db=tmp_path / "x.db", embedder="none").embedder == "none"

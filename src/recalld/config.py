@@ -108,6 +108,7 @@ class Settings(BaseSettings):
         on the environment's order. (Called at each construction; the settings given
         as arguments are not read there, so not looked at.)"""
         given = init_settings.init_kwargs if isinstance(init_settings, InitSettingsSource) else {}
+        refuse_unknown_settings(given)
         spelled_variables(given=given)
         return init_settings, env_settings, dotenv_settings, file_secret_settings
 
@@ -639,6 +640,21 @@ def spelled_variables(
                 " their case: unset one",
             )
     return spelled
+
+
+def refuse_unknown_settings(given: Mapping[str, Any]) -> None:
+    """A :class:`ValidationError` naming the first of ``given`` that is no setting, with the
+    closest one: ``Settings(embeder="none")`` otherwise built the default settings without
+    a word (an unknown variable is only warned of: the environment holds other programs'
+    names too, but a name passed in code was meant for recalld)."""
+    from recalld.errors import ValidationError
+
+    for name in sorted(given):
+        if name in Settings.model_fields:
+            continue
+        close = difflib.get_close_matches(str(name), sorted(Settings.model_fields), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ValidationError(str(name), f"is not a setting (see recalld.Settings){hint}")
 
 
 # The lines unknown_variables(once=True) already gave in this process.
