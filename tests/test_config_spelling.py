@@ -75,3 +75,12 @@ def test_a_setting_built_in_code_with_an_unknown_name_is_refused(tmp_path: Path)
         Settings(db=tmp_path / "x.db", embeder="none")  # type: ignore[call-arg]
     assert refused.value.field == "embeder"
     assert Settings(db=tmp_path / "x.db", embedder="none").embedder == "none"
+
+
+@pytest.mark.parametrize("database", ["memories\x00.db", "postgresql://host/db\x00name"])
+def test_a_database_location_holding_nul_is_refused_naming_db(database: str) -> None:
+    # recalld.open("memories\x00.db") failed with a bare "ValueError: embedded null byte"
+    # from the file check, naming no field (adversarial pass a66).
+    with pytest.raises(ValidationError, match="NUL") as refused:
+        recalld.open(database)
+    assert refused.value.field == "db"

@@ -476,6 +476,10 @@ class Settings(BaseSettings):
         if isinstance(value, str) and not url:
             value = Path(value)
         if isinstance(value, str | Path):
+            if "\x00" in str(value):
+                # No file name or URL holds one: recalld.open failed with a bare
+                # "ValueError: embedded null byte" from the file check, naming no field.
+                raise ValueError("holds a NUL character (U+0000), which no path or URL may hold")
             try:
                 str(value).encode("utf-8")
             except UnicodeEncodeError as error:
