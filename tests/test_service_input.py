@@ -330,3 +330,19 @@ def test_empty_content_is_what_the_published_pattern_calls_empty(service: Memory
     for blank in ("", " \t\n", "\u3000", "\ufeff", "\u2028\u00a0", "\x0b\x0c\r"):
         _refused(partial(service.remember, blank), "content")
     assert _snapshot(service) == before
+
+
+def test_a_value_that_holds_itself_is_refused_not_walked_for_ever(filled: MemoryService) -> None:
+    # A framework's state dict holding itself (meta["self"] = meta), passed as meta, hung
+    # remember for ever: the text check walked round the cycle, its path ever longer
+    # (adversarial pass a66). REST cannot send one; the library can.
+    looped: dict[str, Any] = {"step": 1}
+    looped["self"] = looped
+    circle: list[Any] = ["tag"]
+    circle.append(circle)
+    before = filled.stats().count
+    error = _refused(lambda: filled.remember("a state", meta=looped), "meta")
+    assert "hold itself" in error.message
+    _refused(lambda: filled.remember("a state", tags=circle), "tags")
+    _refused(lambda: filled.remember_many([{"content": "a state", "meta": looped}]), "[0].meta")
+    assert filled.stats().count == before
