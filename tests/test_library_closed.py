@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -110,3 +111,15 @@ def test_close_waits_for_a_component_being_built(
     assert service.closed
     assert len(built) == 1
     assert closed == built  # built before the close, and closed by it
+
+
+def test_open_refuses_settings_that_are_not_settings(db_path: Path) -> None:
+    # MemoryService.open({"db": ...}) failed with "AttributeError: 'dict' object has no
+    # attribute 'uses_postgres'" (adversarial pass a66).
+    from recalld.errors import ValidationError
+
+    given: Any = {"db": str(db_path)}
+    with pytest.raises(ValidationError, match=r"give a recalld\.Settings, got dict") as refused:
+        MemoryService.open(given)
+    assert refused.value.field == "settings"
+    assert not db_path.exists()  # nothing was created

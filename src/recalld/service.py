@@ -103,6 +103,14 @@ class MemoryService(ServiceCore):
         ``on_migration(done, total)`` follows pending schema migrations (the CLI
         draws a progress bar with it).
         """
+        if settings is not None and not isinstance(settings, Settings):
+            # A dict of settings failed later with "AttributeError: 'dict' object has no
+            # attribute 'uses_postgres'", naming nothing the caller wrote.
+            raise ValidationError(
+                "settings",
+                f"give a recalld.Settings, got {type(settings).__name__} (or call"
+                " recalld.open(path, **settings) with the settings as keywords)",
+            )
         settings = settings or Settings()
         chosen = settings
 
