@@ -18,6 +18,7 @@ import os
 import random
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -136,6 +137,13 @@ def _looking_every_millisecond(deadline: float) -> Callable[[int], bool]:
     return look_again
 
 
+class _ThreadEnd:
+    """Kept in a thread's local storage beside its connection: it is dropped when the thread
+    ends, and its finalizer closes that connection (:meth:`SQLiteDatabase._thread_ended`)."""
+
+    __slots__ = ("__weakref__",)
+
+
 class SQLiteDatabase:
     """Per-thread connections to ``path`` and the retry loop every statement runs in."""
 
@@ -226,9 +234,35 @@ class SQLiteDatabase:
                 self.note_written()
             self._local.connection = connection
             self._local.refresh_at = FIRST_STATISTICS_REFRESH
+            # Dropped with the thread's local storage when the thread ends: see _thread_ended.
+            self._local.ending = ending = _ThreadEnd()
+            finalizer = weakref.finalize(ending, self._thread_ended, connection)
+            finalizer.atexit = False  # at exit, close() (or nothing) as before
             with self._connections_lock:
                 self._connections.append(connection)
         return connection
+
+    def _thread_ended(self, connection: apsw.Connection) -> None:
+        """Close the connection of a thread that has ended, unless it is the last open.
+
+        Each thread got its own connection, kept until close(): a program starting a
+        thread per call (a framework's tool call, a pool made per request) held one more
+        connection, two file descriptors and its page cache, per thread it ever ran, until
+        "too many open files". The last one stays open: SQLite deletes the -wal and -shm
+        when the process's last connection closes, and a log that changed identity is taken
+        for one deleted by someone else (see _check_same_logs)."""
+        if self._opener.forked:
+            return  # the parent's connection, copied by a fork: nothing of it is the child's
+        with self._connections_lock:
+            if connection not in self._connections or len(self._connections) < 2:
+                return  # close() has it, or it is the one that keeps the logs in place
+            self._connections.remove(connection)
+        try:
+            connection.close()
+        except apsw.Error:
+            # Its thread has ended, so nothing runs on it; a failure to close is logged,
+            # not raised into whichever thread let the thread's storage go.
+            logger.warning("%s: closing an ended thread's connection failed", self.path)
 
     def run(
         self,
