@@ -12,7 +12,7 @@ calls may change state. The store below it only keeps records.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -172,6 +172,7 @@ class ServiceCore(ServiceReads):
         repeated text again unless ``dedupe`` (an experience is an event: the
         same words at another time or place are another memory).
         """
+        expected_version = _expected_versions(expected_version)
         scope_namespace = self._namespace(namespace)
         parsed = draft if isinstance(draft, NewMemory) else check.parse_model(NewMemory, draft)
         _not_an_intention(parsed.kind, "kind")
@@ -201,6 +202,7 @@ class ServiceCore(ServiceReads):
         changes (an editor's copy made stale by another client's edit).
         """
         check.lookup(memory_id, "id")
+        expected_version = _expected_versions(expected_version)
         scope_namespace = self._namespace(namespace)
         patch = check.parse_model(MemoryPatch, changes)
         given = patch.model_fields_set
@@ -263,6 +265,7 @@ class ServiceCore(ServiceReads):
         database is released so that the forget can still be written.
         """
         check.lookup(memory_id, "id")
+        expected_version = _expected_versions(expected_version)
         scope_namespace = self._namespace(namespace)
 
         def delete() -> bool:
@@ -303,6 +306,26 @@ class ServiceCore(ServiceReads):
 def _not_an_intention(kind: str | None, field: str) -> None:
     if kind == INTENTION_KIND:
         raise ValidationError(field, "'intention' is kept for reminders (create one with remind)")
+
+
+def _expected_versions(expected: Any) -> str | tuple[str, ...] | None:
+    """``expected_version`` as given (a version, or several: any iterable, read once), or a
+    :class:`ValidationError` naming it: a number failed deep inside with "TypeError: 'int'
+    object is not iterable"."""
+    if expected is None or isinstance(expected, str):
+        return expected
+    if not isinstance(expected, Iterable) or isinstance(expected, bytes | bytearray | Mapping):
+        raise ValidationError(
+            "expected_version",
+            f"give a version (text) or a list of versions, got {type(expected).__name__}",
+        )
+    versions = tuple(expected)
+    for version in versions:
+        if not isinstance(version, str):
+            raise ValidationError(
+                "expected_version", f"each version is text, got {type(version).__name__}"
+            )
+    return versions
 
 
 def _check_version(current: Memory, expected: str | Iterable[str]) -> None:
