@@ -84,3 +84,15 @@ def test_a_database_location_holding_nul_is_refused_naming_db(database: str) -> 
     with pytest.raises(ValidationError, match="NUL") as refused:
         recalld.open(database)
     assert refused.value.field == "db"
+
+
+def test_a_subclass_of_settings_takes_its_own_fields(tmp_path: Path) -> None:
+    # The refusal of unknown names looked at Settings' fields only: a subclass adding its
+    # own (an application's settings beside recalld's) had them refused (review of pass
+    # a66).
+    class Extended(Settings):
+        label: str = "default"
+
+    assert Extended(db=tmp_path / "x.db", label="mine").label == "mine"
+    with pytest.raises(ValidationError, match=r"did you mean label\?"):
+        Extended(db=tmp_path / "x.db", labl="mine")  # type: ignore[call-arg]
