@@ -446,7 +446,7 @@ class MemoryService(ServiceCore):
 
         return import_file(
             self,
-            Path(path) if isinstance(path, str | Path) else path,
+            Path(_nul_free(path, "path")) if isinstance(path, str | Path) else path,
             format=format,
             namespace=namespace,
             progress=progress,
@@ -492,7 +492,7 @@ class MemoryService(ServiceCore):
         most every ``purge_interval_seconds``). On a full disk the reserve beside the
         database is released so that the purge can still be written, as forget's is.
         A ``destination`` string ending with ``/`` names a directory, which is refused."""
-        text = str(destination)
+        text = str(_nul_free(destination, "destination"))
         if text.endswith(("/", os.sep)) and not Path(text).is_dir():
             # Path() drops the "/": the copy became a file named like the directory meant.
             raise ValidationError(
@@ -503,6 +503,15 @@ class MemoryService(ServiceCore):
         if purge_before_backup(self.store, self._clock()):
             self.scrubber.after_drop(wait=False)  # the copy holds none of it either way
         return self.store.backup(Path(destination))
+
+
+def _nul_free(path: str | Path, field: str) -> str | Path:
+    """``path``, or a :class:`ValidationError` on ``field`` when it holds a NUL character:
+    the file call failed with a bare "ValueError: embedded null byte" (a backup after
+    purging), as the database path did (review of pass a66)."""
+    if "\x00" in str(path):
+        raise ValidationError(field, "holds a NUL character (U+0000), which no path may hold")
+    return path
 
 
 def purge_before_backup(store: Store, now: datetime) -> int:
