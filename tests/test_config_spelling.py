@@ -65,3 +65,34 @@ def test_cli_names_a_lower_case_variable_as_spelled(
     refused = CliRunner().invoke(cli, ["list"])
     assert isinstance(refused.exception, ValidationError)
     assert refused.exception.field == "recalld_max_limit"
+
+
+def test_a_setting_built_in_code_with_an_unknown_name_is_refused(tmp_path: Path) -> None:
+    # Settings(embeder="none") built the default settings without a word (extra="ignore"),
+    # so the default embedder (the model) was used; recalld.open refused it, Settings did
+    # not (adversarial pass a66).
+    with pytest.raises(ValidationError, match=r"did you mean embedder\?") as refused:
+        Settings(db=tmp_path / "x.db", embeder="none")  # type: ignore[call-arg]
+    assert refused.value.field == "embeder"
+    assert Settings(db=tmp_path / "x.db", embedder="none").embedder == "none"
+
+
+@pytest.mark.parametrize("database", ["memories\x00.db", "postgresql://host/db\x00name"])
+def test_a_database_location_holding_nul_is_refused_naming_db(database: str) -> None:
+    # recalld.open("memories\x00.db") failed with a bare "ValueError: embedded null byte"
+    # from the file check, naming no field (adversarial pass a66).
+    with pytest.raises(ValidationError, match="NUL") as refused:
+        recalld.open(database)
+    assert refused.value.field == "db"
+
+
+def test_a_subclass_of_settings_takes_its_own_fields(tmp_path: Path) -> None:
+    # The refusal of unknown names looked at Settings' fields only: a subclass adding its
+    # own (an application's settings beside recalld's) had them refused (review of pass
+    # a66).
+    class Extended(Settings):
+        label: str = "default"
+
+    assert Extended(db=tmp_path / "x.db", label="mine").label == "mine"
+    with pytest.raises(ValidationError, match=r"did you mean label\?"):
+        Extended(db=tmp_path / "x.db", labl="mine")  # type: ignore[call-arg]

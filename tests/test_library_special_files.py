@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import recalld
-from recalld.errors import StorageError
+from recalld.errors import StorageError, ValidationError
 from tests.store.sqlite_damage import damage_a_memories_leaf
 
 
@@ -91,3 +91,18 @@ def test_a_database_found_damaged_takes_no_more_writes(tmp_path: Path) -> None:
         # Forget too (README, "How it behaves": forget it in a repaired copy).
         with pytest.raises(StorageError, match="is damaged"):
             memory.forget(secret)
+
+
+def test_a_backup_or_import_path_holding_nul_is_refused_naming_it(tmp_path: Path) -> None:
+    # memory.backup("copy\x00.db") purged, then failed with a bare "ValueError: embedded
+    # null byte" naming nothing; import_file likewise (review of pass a66).
+    with recalld.open(tmp_path / "memories.db", embedder="none") as memory:
+        memory.remember("kept", ttl_seconds=3600)
+        with pytest.raises(ValidationError, match="NUL") as refused:
+            memory.backup(tmp_path / "copy\x00.db")
+        assert refused.value.field == "destination"
+        with pytest.raises(ValidationError, match="NUL") as refused:
+            memory.import_file(str(tmp_path / "export\x00.jsonl"))
+        assert refused.value.field == "path"
+        assert memory.stats().count == 1
+    assert sorted(path.name for path in tmp_path.iterdir() if "copy" in path.name) == []

@@ -330,3 +330,43 @@ def test_empty_content_is_what_the_published_pattern_calls_empty(service: Memory
     for blank in ("", " \t\n", "\u3000", "\ufeff", "\u2028\u00a0", "\x0b\x0c\r"):
         _refused(partial(service.remember, blank), "content")
     assert _snapshot(service) == before
+
+
+def test_a_value_that_holds_itself_is_refused_not_walked_for_ever(filled: MemoryService) -> None:
+    # A framework's state dict holding itself (meta["self"] = meta), passed as meta, hung
+    # remember for ever: the text check walked round the cycle, its path ever longer
+    # (adversarial pass a66). REST cannot send one; the library can.
+    looped: dict[str, Any] = {"step": 1}
+    looped["self"] = looped
+    circle: list[Any] = ["tag"]
+    circle.append(circle)
+    before = filled.stats().count
+    error = _refused(lambda: filled.remember("a state", meta=looped), "meta")
+    assert "hold itself" in error.message
+    _refused(lambda: filled.remember("a state", tags=circle), "tags")
+    _refused(lambda: filled.remember_many([{"content": "a state", "meta": looped}]), "[0].meta")
+    assert filled.stats().count == before
+
+
+@pytest.mark.parametrize("expected", [5, 1.5, b"abc", {"version": "x"}, [5]])
+def test_an_expected_version_that_is_no_version_is_refused_naming_it(
+    filled: MemoryService, expected: Any
+) -> None:
+    # update(id, content=..., expected_version=5) failed with "TypeError: 'int' object is
+    # not iterable" from the version check (adversarial pass a66).
+    memory = filled.get(key="staging")
+    for call in (
+        lambda: filled.update(memory.id, content="moved", expected_version=expected),
+        lambda: filled.forget(memory.id, expected_version=expected),
+        lambda: filled.put({"content": "moved", "key": "staging"}, expected_version=expected),
+    ):
+        _refused(call, "expected_version")
+    assert filled.get(key="staging") == memory
+
+
+def test_expected_versions_may_be_any_iterable_read_once(filled: MemoryService) -> None:
+    from recalld.versions import memory_version
+
+    memory = filled.get(key="staging")
+    versions = (version for version in ["0" * 32, memory_version(memory)])
+    assert filled.update(memory.id, content="moved", expected_version=versions).content == "moved"

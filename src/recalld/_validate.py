@@ -767,6 +767,12 @@ def nul_problem(value: Any, path: str = "") -> tuple[str, str] | None:
     return _first_problem(value, path, leaf, key)
 
 
+# How deep the text checks below walk before they call a value nested too deep: far past
+# MAX_JSON_DEPTH, which the models refuse with their own message, so that nothing they
+# take is cut short here.
+WALK_DEPTH = 1_000
+
+
 def _first_problem(
     value: Any,
     path: str,
@@ -775,20 +781,29 @@ def _first_problem(
 ) -> tuple[str, str] | None:
     """The path and problem of the first value (``leaf``) or dict key (``key``, reported
     at its dict's path) in ``value`` with one, depth first, iteratively."""
-    pending: list[tuple[Any, str]] = [(value, path)]
+    pending: list[tuple[Any, str, int]] = [(value, path, 0)]
     while pending:
-        item, where = pending.pop()
+        item, where, depth = pending.pop()
+        if isinstance(item, dict | list | tuple) and depth > WALK_DEPTH:
+            # Only a value that holds itself goes this deep (a library caller's dict whose
+            # entry is the dict): the walk went round it for ever, its path ever longer.
+            # Named at the top field: the path down is that cycle, over and over.
+            top = re.match(r"[^.\[]*", where)
+            return (top.group() if top else where), (
+                f"is nested deeper than {MAX_JSON_DEPTH} levels (does it hold itself?)"
+            )
         if isinstance(item, dict):
-            children: list[tuple[Any, str]] = []
+            children: list[tuple[Any, str, int]] = []
             for name, child in item.items():
                 problem = key(name) if isinstance(name, str) else None
                 if problem is not None:
                     return where, problem
-                children.append((child, f"{where}.{name}" if where else str(name)))
+                children.append((child, f"{where}.{name}" if where else str(name), depth + 1))
             pending.extend(reversed(children))
         elif isinstance(item, list | tuple):
             pending.extend(
-                (child, f"{where}[{index}]") for index, child in reversed(list(enumerate(item)))
+                (child, f"{where}[{index}]", depth + 1)
+                for index, child in reversed(list(enumerate(item)))
             )
         else:
             problem = leaf(item)

@@ -108,6 +108,7 @@ class Settings(BaseSettings):
         on the environment's order. (Called at each construction; the settings given
         as arguments are not read there, so not looked at.)"""
         given = init_settings.init_kwargs if isinstance(init_settings, InitSettingsSource) else {}
+        refuse_unknown_settings(given, settings_cls)
         spelled_variables(given=given)
         return init_settings, env_settings, dotenv_settings, file_secret_settings
 
@@ -475,6 +476,10 @@ class Settings(BaseSettings):
         if isinstance(value, str) and not url:
             value = Path(value)
         if isinstance(value, str | Path):
+            if "\x00" in str(value):
+                # No file name or URL holds one: recalld.open failed with a bare
+                # "ValueError: embedded null byte" from the file check, naming no field.
+                raise ValueError("holds a NUL character (U+0000), which no path or URL may hold")
             try:
                 str(value).encode("utf-8")
             except UnicodeEncodeError as error:
@@ -639,6 +644,25 @@ def spelled_variables(
                 " their case: unset one",
             )
     return spelled
+
+
+def refuse_unknown_settings(
+    given: Mapping[str, Any], settings_cls: type[BaseSettings] | None = None
+) -> None:
+    """A :class:`ValidationError` naming the first of ``given`` that is no setting (of
+    ``settings_cls``, :class:`Settings` by default: a subclass's own fields are settings
+    too), with the closest one: ``Settings(embeder="none")`` otherwise built the default
+    settings without a word (an unknown variable is only warned of: the environment holds
+    other programs' names too, but a name passed in code was meant for recalld)."""
+    from recalld.errors import ValidationError
+
+    fields = (settings_cls or Settings).model_fields
+    for name in sorted(given):
+        if name in fields:
+            continue
+        close = difflib.get_close_matches(str(name), sorted(fields), n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise ValidationError(str(name), f"is not a setting (see recalld.Settings){hint}")
 
 
 # The lines unknown_variables(once=True) already gave in this process.

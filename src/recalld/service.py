@@ -10,7 +10,6 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
-from functools import cached_property
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -18,12 +17,13 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from recalld import _validate as check
 from recalld._time import Clock, utc_now
 from recalld.config import Settings
-from recalld.errors import DiskFullError, StorageError, ValidationError
+from recalld.errors import DiskFullError, ValidationError
 from recalld.model import (
     ImportReport,
     Memory,
     Status,
 )
+from recalld.service_components import Component
 from recalld.service_core import ServiceCore
 from recalld.store.base import BackupResult, Scope, Store
 from recalld.store.factory import open_store
@@ -103,6 +103,14 @@ class MemoryService(ServiceCore):
         ``on_migration(done, total)`` follows pending schema migrations (the CLI
         draws a progress bar with it).
         """
+        if settings is not None and not isinstance(settings, Settings):
+            # A dict of settings failed later with "AttributeError: 'dict' object has no
+            # attribute 'uses_postgres'", naming nothing the caller wrote.
+            raise ValidationError(
+                "settings",
+                f"give a recalld.Settings, got {type(settings).__name__} (or call"
+                " recalld.open(path, **settings) with the settings as keywords)",
+            )
         settings = settings or Settings()
         chosen = settings
 
@@ -120,7 +128,7 @@ class MemoryService(ServiceCore):
 
     # -- components, built on first use ---------------------------------------
 
-    @cached_property
+    @Component
     def core(self) -> CoreMemory:
         """The bounded core memory injected into every prompt (hermes' targets)."""
         from recalld.core_memory import CoreMemory
@@ -129,14 +137,14 @@ class MemoryService(ServiceCore):
             self.store.core, self.settings, self._clock, after_drop=self.scrubber.after_drop
         )
 
-    @cached_property
+    @Component
     def graph(self) -> GraphBrowser:
         """The knowledge graph (issue 12): browsing, rebuilding."""
         from recalld.graph_browser import GraphBrowser
 
         return GraphBrowser(self.store, self.settings, self._clock, self.indexing, self._namespace)
 
-    @cached_property
+    @Component
     def intentions(self) -> Intentions:
         """Prospective memory: "remind me when…" (issue 17)."""
         from recalld.intentions import Intentions
@@ -149,7 +157,7 @@ class MemoryService(ServiceCore):
             match_entities=lambda text, namespace: self.graph.named_in(text, namespace),
         )
 
-    @cached_property
+    @Component
     def recollections(self) -> Recollector:
         """Memories with their context, and involuntary recall (madeleine)."""
         from recalld.recollection import Recollector
@@ -172,7 +180,7 @@ class MemoryService(ServiceCore):
         self.indexing.catch_up([namespace])
         return self.indexing.retriever.text_similarities(text, namespace, seqs, nearest)
 
-    @cached_property
+    @Component
     def knowledge(self) -> KnowledgeGraph:
         """The MCP reference memory server's entities, relations and observations."""
         from recalld.knowledge import KnowledgeGraph
@@ -186,7 +194,7 @@ class MemoryService(ServiceCore):
             self._namespace,
         )
 
-    @cached_property
+    @Component
     def _transfer(self) -> Transfer:
         from recalld.transfer import Transfer
 
@@ -200,7 +208,7 @@ class MemoryService(ServiceCore):
             lambda: self.core,
         )
 
-    @cached_property
+    @Component
     def conversations(self) -> Conversations:
         """Transcripts remembered turn by turn (see :mod:`recalld.conversations`)."""
         from recalld.conversations import Conversations
@@ -220,9 +228,10 @@ class MemoryService(ServiceCore):
         harmless. In a process forked after opening, only this copy is closed: the threads,
         connections and files are the parent's (any use in the child raises
         :class:`~recalld.errors.StorageError`; open the database again there)."""
-        if self._closed:
-            return
-        self._closed = True
+        with self._building:  # a component is built before this (and closed below) or refused
+            if self._closed:
+                return
+            self._closed = True
         if self._process.forked:
             self.store.close()  # marks the child's copy closed, closes nothing of the parent's
             return
@@ -298,14 +307,6 @@ class MemoryService(ServiceCore):
         """A worker bound to this service's store and embedder, not started (``recalld worker``)."""
         self._require_open()
         return self.indexing.new_worker(worker_id=worker_id)
-
-    def _require_open(self) -> None:
-        # A thread started after close() died at once on the closed store, its traceback on
-        # stderr, while the caller got a Worker as if all were well.
-        if self._closed:
-            raise StorageError("this MemoryService is closed; open the database again")
-        # Likewise in a forked child: its thread died on the store's fork check.
-        self._process.check()
 
     def status(self, namespaces: Sequence[str] | None = None, *, confined: bool = False) -> Status:
         """Indexing health over ``namespaces`` (default: the current one); see
@@ -445,7 +446,7 @@ class MemoryService(ServiceCore):
 
         return import_file(
             self,
-            Path(path) if isinstance(path, str | Path) else path,
+            Path(_nul_free(path, "path")) if isinstance(path, str | Path) else path,
             format=format,
             namespace=namespace,
             progress=progress,
@@ -491,7 +492,7 @@ class MemoryService(ServiceCore):
         most every ``purge_interval_seconds``). On a full disk the reserve beside the
         database is released so that the purge can still be written, as forget's is.
         A ``destination`` string ending with ``/`` names a directory, which is refused."""
-        text = str(destination)
+        text = str(_nul_free(destination, "destination"))
         if text.endswith(("/", os.sep)) and not Path(text).is_dir():
             # Path() drops the "/": the copy became a file named like the directory meant.
             raise ValidationError(
@@ -502,6 +503,15 @@ class MemoryService(ServiceCore):
         if purge_before_backup(self.store, self._clock()):
             self.scrubber.after_drop(wait=False)  # the copy holds none of it either way
         return self.store.backup(Path(destination))
+
+
+def _nul_free(path: str | Path, field: str) -> str | Path:
+    """``path``, or a :class:`ValidationError` on ``field`` when it holds a NUL character:
+    the file call failed with a bare "ValueError: embedded null byte" (a backup after
+    purging), as the database path did (review of pass a66)."""
+    if "\x00" in str(path):
+        raise ValidationError(field, "holds a NUL character (U+0000), which no path may hold")
+    return path
 
 
 def purge_before_backup(store: Store, now: datetime) -> int:

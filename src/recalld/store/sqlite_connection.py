@@ -11,6 +11,7 @@ one file and no caller sees ``database is locked``.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import errno
 import logging
@@ -18,6 +19,7 @@ import os
 import random
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -136,6 +138,29 @@ def _looking_every_millisecond(deadline: float) -> Callable[[int], bool]:
     return look_again
 
 
+class _ThreadEnd:
+    """Kept in a thread's local storage beside its connection: dropped when the thread ends,
+    it hands that connection to its database to close (see :meth:`SQLiteDatabase._leave`).
+
+    It only queues it, taking no lock: it runs wherever the thread's storage goes (the
+    ending thread, a ``close()``, a garbage collection in any thread, which may hold the
+    database's lock), and closing there races a ``close()`` of the database. The database
+    is held weakly: a service dropped without ``close()`` is freed, its connections with it
+    (a finalizer holding the database kept every such one open for ever) (review of pass
+    a66)."""
+
+    __slots__ = ("_connection", "_database")
+
+    def __init__(self, database: SQLiteDatabase, connection: apsw.Connection) -> None:
+        self._database = weakref.ref(database)
+        self._connection = connection
+
+    def __del__(self) -> None:
+        database = self._database()
+        if database is not None:
+            database._ended.append(self._connection)  # a deque: safe from any thread
+
+
 class SQLiteDatabase:
     """Per-thread connections to ``path`` and the retry loop every statement runs in."""
 
@@ -154,6 +179,8 @@ class SQLiteDatabase:
         self._local = threading.local()
         self._connections: list[apsw.Connection] = []
         self._connections_lock = threading.Lock()
+        # Connections of threads that have ended, closed by the next operation's _leave.
+        self._ended: collections.deque[apsw.Connection] = collections.deque()
         self._closed = False
         # Operations under way (run() and use()), so close() can wait for them.
         self._running = 0
@@ -226,9 +253,43 @@ class SQLiteDatabase:
                 self.note_written()
             self._local.connection = connection
             self._local.refresh_at = FIRST_STATISTICS_REFRESH
+            # Dropped with the thread's local storage when the thread ends: see _close_ended.
+            self._local.ending = _ThreadEnd(self, connection)
             with self._connections_lock:
                 self._connections.append(connection)
         return connection
+
+    def _close_ended(self) -> None:
+        """Close the connections of threads that have ended, but the last one open.
+
+        Each thread got its own connection, kept until close(): a program starting a
+        thread per call (a framework's tool call, a pool made per request) held one more
+        connection, two file descriptors and its page cache, per thread it ever ran, until
+        "too many open files". The last one stays open: SQLite deletes the -wal and -shm
+        when the process's last connection closes, and a log that changed identity is taken
+        for one deleted by someone else (see _check_same_logs). Called by an operation still
+        counted as running, so close() waits for it: a connection closed here after close()
+        closed the others would be the last, and checkpoint a log close() leaves unread."""
+        closing: list[apsw.Connection] = []
+        with self._connections_lock:
+            kept: list[apsw.Connection] = []
+            while self._ended:
+                connection = self._ended.popleft()
+                if connection not in self._connections:
+                    continue  # close() has closed it
+                if len(self._connections) > 1:
+                    self._connections.remove(connection)
+                    closing.append(connection)
+                else:
+                    kept.append(connection)  # closed once another connection is open
+            self._ended.extend(kept)
+        for connection in closing:
+            try:
+                connection.close()
+            except apsw.Error:
+                # Its thread has ended, so nothing runs on it; the operation that found it
+                # queued is not failed for it.
+                logger.warning("%s: closing an ended thread's connection failed", self.path)
 
     def run(
         self,
@@ -613,9 +674,13 @@ class SQLiteDatabase:
 
     def _leave(self, local: threading.local) -> None:
         local.running -= 1
-        with self._connections_lock:
-            self._running -= 1
-            self._idle.notify_all()
+        try:
+            if self._ended:
+                self._close_ended()
+        finally:
+            with self._connections_lock:
+                self._running -= 1
+                self._idle.notify_all()
 
     def close(self) -> None:
         """Close every thread's connection; later use raises :class:`StorageError`.
@@ -651,7 +716,8 @@ class SQLiteDatabase:
                     self.path,
                     CLOSE_WAIT_SECONDS,
                 )
-        self._local = threading.local()
+        self._local = threading.local()  # its threads' storage goes: each queues its connection
+        self._ended.clear()  # closed above, or left to a thread still running on it
 
     def _wait_for_statements(self, timeout: float) -> bool:
         """Wait until no other thread runs a statement (True), at most ``timeout`` s
