@@ -13,7 +13,7 @@ import json
 import re
 import sys
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pydantic
@@ -28,6 +28,10 @@ from recalld._validate_files import archive_kind as archive_kind
 from recalld._validate_files import archive_message as archive_message
 from recalld._validate_files import line_text as line_text
 from recalld._validate_files import utf8_text as utf8_text
+from recalld._validate_walk import NOT_UNICODE, SURROGATE
+from recalld._validate_walk import nul_problem as nul_problem
+from recalld._validate_walk import text_problem as text_problem
+from recalld._validate_walk import unpaired_surrogate as unpaired_surrogate
 from recalld.config import Settings
 from recalld.errors import ValidationError
 from recalld.model import (
@@ -61,10 +65,6 @@ INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
 # One character that is neither white space nor NUL (the published TEXT_PATTERN's test,
 # with its white space: ECMA-262's, not Python's).
 VISIBLE = re.compile(f"[^{ECMA_SPACE_CLASS}\\x00]")
-# A UTF-16 surrogate code point: in a Python string it is never paired (a pair is one
-# character), so UTF-8 cannot encode it and the database driver would fail on it.
-SURROGATE = re.compile(r"[\ud800-\udfff]")
-NOT_UNICODE = "contains an unpaired UTF-16 surrogate (not valid Unicode)"
 
 
 def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:
@@ -717,96 +717,3 @@ def limit(
     if not 1 <= value <= settings.max_limit:
         raise ValidationError(field, f"must be between 1 and {settings.max_limit}, got {value}")
     return value
-
-
-def unpaired_surrogate(value: Any, path: str = "") -> str | None:
-    """The path of the first string in ``value`` holding a lone UTF-16 surrogate, if any.
-
-    JSON escapes such as ``"\\ud800"`` decode to strings UTF-8 cannot encode; they
-    are refused at the edge instead of failing deep in the database driver.
-    """
-    found = text_problem(value, path)
-    return None if found is None else found[0] or "body"
-
-
-def text_problem(value: Any, path: str = "") -> tuple[str, str] | None:
-    """The path of the first string in ``value`` (a JSON-like value: dicts, lists,
-    tuples) that is not valid Unicode, or of the first bytes, and what is wrong with it.
-
-    Iterative, so no nesting can overflow the stack. A dict key's problem is reported
-    at the dict's path ("" at the top).
-    """
-
-    def leaf(item: Any) -> str | None:
-        if isinstance(item, str):
-            return NOT_UNICODE if not item.isascii() and SURROGATE.search(item) else None
-        if isinstance(item, bytes | bytearray):
-            return f"must be text (a str), got {type(item).__name__}"
-        return None
-
-    def key(name: str) -> str | None:
-        return NOT_UNICODE if not name.isascii() and SURROGATE.search(name) else None
-
-    return _first_problem(value, path, leaf, key)
-
-
-def nul_problem(value: Any, path: str = "") -> tuple[str, str] | None:
-    """The path of the first key or string in ``value`` (a JSON-like value) that holds a
-    NUL character, and what is wrong: PostgreSQL's ``jsonb`` cannot store one, so no
-    store accepts one (the same rule on every store). As :func:`text_problem`; a key's
-    NUL is reported at the dict's path."""
-
-    def leaf(item: Any) -> str | None:
-        if isinstance(item, str) and (position := item.find("\x00")) >= 0:
-            return f"contains a NUL character (U+0000) at position {position}"
-        return None
-
-    def key(name: str) -> str | None:
-        return f"has a key {name!r} holding a NUL character (U+0000)" if "\x00" in name else None
-
-    return _first_problem(value, path, leaf, key)
-
-
-# How deep the text checks below walk before they call a value nested too deep: far past
-# MAX_JSON_DEPTH, which the models refuse with their own message, so that nothing they
-# take is cut short here.
-WALK_DEPTH = 1_000
-
-
-def _first_problem(
-    value: Any,
-    path: str,
-    leaf: Callable[[Any], str | None],
-    key: Callable[[str], str | None],
-) -> tuple[str, str] | None:
-    """The path and problem of the first value (``leaf``) or dict key (``key``, reported
-    at its dict's path) in ``value`` with one, depth first, iteratively."""
-    pending: list[tuple[Any, str, int]] = [(value, path, 0)]
-    while pending:
-        item, where, depth = pending.pop()
-        if isinstance(item, dict | list | tuple) and depth > WALK_DEPTH:
-            # Only a value that holds itself goes this deep (a library caller's dict whose
-            # entry is the dict): the walk went round it for ever, its path ever longer.
-            # Named at the top field: the path down is that cycle, over and over.
-            top = re.match(r"[^.\[]*", where)
-            return (top.group() if top else where), (
-                f"is nested deeper than {MAX_JSON_DEPTH} levels (does it hold itself?)"
-            )
-        if isinstance(item, dict):
-            children: list[tuple[Any, str, int]] = []
-            for name, child in item.items():
-                problem = key(name) if isinstance(name, str) else None
-                if problem is not None:
-                    return where, problem
-                children.append((child, f"{where}.{name}" if where else str(name), depth + 1))
-            pending.extend(reversed(children))
-        elif isinstance(item, list | tuple):
-            pending.extend(
-                (child, f"{where}[{index}]", depth + 1)
-                for index, child in reversed(list(enumerate(item)))
-            )
-        else:
-            problem = leaf(item)
-            if problem is not None:
-                return where, problem
-    return None
