@@ -91,3 +91,21 @@ def test_copy_store_between_two_in_memory_databases_copies() -> None:
     finally:
         source.close()
         target_store.close()
+
+
+@pytest.mark.parametrize("option", ["--to", "--from"])
+def test_migrate_refuses_a_location_that_is_not_utf8_as_db_is(tmp_path: Path, option: str) -> None:
+    # --db refused a non-UTF-8 name, but --to and --from were set on the settings without
+    # their checks (model_copy): the copy failed with a UnicodeEncodeError traceback and
+    # left a file of that name behind (integration read, stop 66).
+    source = tmp_path / "memories.db"
+    with MemoryService.open(_settings(source)) as memory:
+        memory.remember("Anna moved to Paris")
+    named = str(tmp_path / "b\udcffd.db")  # the byte 0xff of a Latin-1 argument
+    other = ["--to", str(tmp_path / "copy.db")] if option == "--from" else []
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", option, named, *other])
+    assert isinstance(result.exception, ValidationError)
+    assert result.exception.field == option.removeprefix("--")
+    assert "0xff, which is not UTF-8" in result.exception.message
+    made = [path.name for path in tmp_path.iterdir() if not path.name.startswith("memories.db")]
+    assert made == []

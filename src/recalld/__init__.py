@@ -115,13 +115,13 @@ def open(db: str | Path | None = None, **settings: Any) -> MemoryService:
     """
     import pydantic
 
-    from recalld.config import Settings
+    from recalld.config import Settings, refuse_unknown_settings
     from recalld.errors import ValidationError
     from recalld.service import MemoryService
 
-    unknown = sorted(set(settings) - set(Settings.model_fields))
-    if unknown:  # a typo would otherwise be ignored, and the default used without a word
-        raise ValidationError(unknown[0], "is not a setting (see recalld.Settings)")
+    # A typo would otherwise be ignored, and the default used without a word; refused as
+    # Settings refuses it (naming the closest setting), before the environment is read.
+    refuse_unknown_settings(settings)
     if db is not None:
         settings["db"] = db
     import logging

@@ -365,12 +365,15 @@ def _warn_incomplete(report: CopyReport) -> None:
 
 
 def _with_db(settings: Settings, location: str, field: str) -> Settings:
-    from recalld._location import CONNINFO_REFUSED, is_conninfo, is_postgres_url
+    from recalld.config import Settings
     from recalld.errors import ValidationError
 
-    if is_conninfo(location):
-        # As --db's (adversarial pass b64): taken for a file name, the copy went into a
-        # new SQLite file named after the string, password and all, and said so.
-        raise ValidationError(field, CONNINFO_REFUSED)
-    database: Path | str = location.strip() if is_postgres_url(location) else Path(location)
+    # Checked as --db is (model_copy checks nothing): a conninfo string (adversarial pass
+    # b64: taken for a file name, the copy went into a new SQLite file named after it,
+    # password and all), a NUL, a name that is not UTF-8 (the copy failed with a
+    # UnicodeEncodeError traceback and left a file of that name: integration read, stop 66).
+    try:
+        database = Settings._database_location(location)
+    except ValueError as error:
+        raise ValidationError(field, str(error)) from None
     return settings.model_copy(update={"db": database})
