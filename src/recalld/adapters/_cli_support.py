@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar, cast
 
 import click
 
+from recalld import _validate as check
 from recalld._text import shown
 from recalld.errors import (
     AuthenticationError,
@@ -458,6 +459,14 @@ def limit_option(default: int, help: str = "at most this many") -> Callable[[Com
         default=None,
         help=f"{help} [default: {default}, or RECALLD_MAX_LIMIT when lower]",
     )
+
+
+def check_limit(state: _State, limit: int | None) -> None:
+    """Refuse a ``--limit`` out of range before the database is opened: `list --limit 0`
+    on a mistyped --db created a new, empty database, then refused the limit (adversarial
+    pass e66)."""
+    if limit is not None:
+        check.limit(limit, state.settings)
 
 
 def _filters_options(command: CommandT) -> CommandT:

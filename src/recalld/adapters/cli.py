@@ -35,6 +35,7 @@ from recalld.adapters._cli_support import (
     _print_json,
     _State,
     asks_for_json,
+    check_limit,
     filter_options,
     limit_option,
     load_settings,
@@ -222,7 +223,7 @@ def _query_command(name: str, touches: bool) -> click.Command:
         as_json: bool,
         **options: Any,
     ) -> None:
-        _check_limit(state, limit)
+        check_limit(state, limit)
         memory = state.memory()
         action = memory.recall if touches else memory.search
         with filter_options():
@@ -265,7 +266,7 @@ def explain(
     **options: Any,
 ) -> None:
     """Why recall of QUERY does or does not return memory MEMORY_ID (changes nothing)."""
-    _check_limit(state, limit)
+    check_limit(state, limit)
     with filter_options():
         result = state.memory().explain(
             query, memory_id, filters=_filters(options), limit=limit, min_score=min_score
@@ -454,13 +455,6 @@ def forget(state: _State, memory_id: str, as_json: bool) -> None:
         click.echo("forgotten")
 
 
-def _check_limit(state: _State, limit: int | None) -> None:
-    """Refuse a ``--limit`` out of range before the database is opened: `list --limit 0`
-    on a mistyped --db created a new database, then refused the limit."""
-    if limit is not None:
-        check.limit(limit, state.settings)
-
-
 def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
     @_filters_options
     @limit_option(default_limit)
@@ -479,7 +473,7 @@ def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
         as_json: bool,
         **options: Any,
     ) -> None:
-        _check_limit(state, limit)
+        check_limit(state, limit)
         memory = state.memory()
         lister = memory.list_memories if name == "list" else memory.recent
         with filter_options():

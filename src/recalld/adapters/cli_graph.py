@@ -6,8 +6,14 @@ import shlex
 
 import click
 
-from recalld import _validate as check
-from recalld.adapters._cli_support import _print_json, _State, limit_option, pass_state, visible
+from recalld.adapters._cli_support import (
+    _print_json,
+    _State,
+    check_limit,
+    limit_option,
+    pass_state,
+    visible,
+)
 
 __all__ = ["graph_group"]
 
@@ -33,7 +39,7 @@ def graph_entities(
     as_json: bool,
 ) -> None:
     """List entities by name, with how many memories mention each."""
-    _check_limit(state, limit)
+    check_limit(state, limit)
     page = state.memory().graph.entities(query=query, type=entity_type, limit=limit, cursor=cursor)
     if as_json:
         _print_json(page)
@@ -132,7 +138,7 @@ def graph_relations(
     as_json: bool,
 ) -> None:
     """List relations (subject, predicate, object) and how many memories state each."""
-    _check_limit(state, limit)
+    check_limit(state, limit)
     page = state.memory().graph.relations(
         entity=entity, predicate=predicate, limit=limit, cursor=cursor
     )
@@ -173,7 +179,7 @@ def graph_observations(
     state: _State, name: str, limit: int | None, cursor: str | None, as_json: bool
 ) -> None:
     """List entity NAME's observations, oldest first (show prints only its first)."""
-    _check_limit(state, limit)
+    check_limit(state, limit)
     page = state.memory().graph.observations(name, limit=limit, cursor=cursor)
     if as_json:
         _print_json(page)
@@ -206,10 +212,3 @@ def graph_rebuild(state: _State, all_namespaces: bool, run_now: bool, as_json: b
         _print_json({"queued": queued, "extracted": extracted})
     elif run_now:
         state.console.print(f"extracted {extracted}", highlight=False)
-
-
-def _check_limit(state: _State, limit: int | None) -> None:
-    """Refuse a ``--limit`` out of range before the database is opened, as the graph
-    refuses it (adversarial pass e66): a mistyped --db got a new, empty database."""
-    if limit is not None:
-        check.limit(limit, state.settings)
