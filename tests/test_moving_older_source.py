@@ -73,9 +73,10 @@ def test_a_source_a_newer_recalld_wrote_is_refused_before_a_target_is_made(
     assert _newest(source) == KNOWN + 1
 
 
-def test_a_copy_an_older_recalld_made_is_adopted_and_what_it_cannot_remove_is_said(
-    tmp_path: Path,
-) -> None:
+def _older_copy(tmp_path: Path) -> tuple[Path, Path, Settings, str, str]:
+    """A source with two memories and a copy of it as a recalld before schema 25 left it
+    (no ledger); the source then forgot the second: (source, target, settings, kept id,
+    forgotten id)."""
     source, target = tmp_path / "memories.db", tmp_path / "copy.db"
     settings = Settings(db=source, embedder="none", graph_extractor="none")
     with MemoryService.open(settings) as memory:
@@ -83,14 +84,20 @@ def test_a_copy_an_older_recalld_made_is_adopted_and_what_it_cannot_remove_is_sa
         secret = memory.remember("the door code is 4711").id
     first = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
     assert first.exit_code == 0, first.output
-    assert "note:" not in first.output
+    assert "note:" not in first.output  # a first copy adopts nothing
     # As a recalld before schema 25 left its copy: no ledger of what it wrote.
     connection = apsw.Connection(str(target))
     connection.execute("DELETE FROM migrated_memories")
     connection.close()
     with MemoryService.open(settings) as memory:
         memory.forget(secret)
+    return source, target, settings, kept, secret
 
+
+def test_a_copy_an_older_recalld_made_is_adopted_and_what_it_cannot_remove_is_said(
+    tmp_path: Path,
+) -> None:
+    source, target, settings, kept, secret = _older_copy(tmp_path)
     again = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target), "--json"])
     assert again.exit_code == 0, again.output
     assert '"adopted":1' in again.stdout.replace(" ", "")
@@ -157,24 +164,6 @@ def test_a_source_that_fails_to_open_leaves_a_target_file_that_was_there(
         connection.close()
 
 
-def _older_copy(tmp_path: Path) -> tuple[Path, Path, Settings, str]:
-    """A source with two memories and a copy of it as a recalld before schema 25 left it
-    (no ledger); the source then forgot the second: (source, target, settings, kept id)."""
-    source, target = tmp_path / "memories.db", tmp_path / "copy.db"
-    settings = Settings(db=source, embedder="none", graph_extractor="none")
-    with MemoryService.open(settings) as memory:
-        kept = memory.remember("Anna moved to Paris").id
-        secret = memory.remember("the door code is 4711").id
-    first = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
-    assert first.exit_code == 0, first.output
-    connection = apsw.Connection(str(target))
-    connection.execute("DELETE FROM migrated_memories")
-    connection.close()
-    with MemoryService.open(settings) as memory:
-        memory.forget(secret)
-    return source, target, settings, kept
-
-
 def _adopted(output: str) -> int:
     return int(json.loads(output)["adopted"])
 
@@ -208,7 +197,7 @@ def test_a_copy_this_recalld_made_adopts_nothing_when_run_again(
 def test_a_run_that_fails_after_adopting_still_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source, target, _, _ = _older_copy(tmp_path)
+    source, target, _, _, _ = _older_copy(tmp_path)
 
     def failing(copier: object, table: object) -> None:
         raise StorageError("the disk is full")
@@ -228,7 +217,7 @@ def test_a_run_that_fails_after_adopting_still_says_so(
 def test_a_batch_rolled_back_adopts_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    source, target, _, kept = _older_copy(tmp_path)
+    source, target, _, kept, _ = _older_copy(tmp_path)
     settings = Settings(db=source, embedder="none", graph_extractor="none")
     with MemoryService.open(settings) as memory:
         clash = memory.remember("a memory the target holds another of").id
