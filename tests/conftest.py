@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import itertools
 import os
+import ssl
 import tempfile
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from recalld.config import Settings
@@ -37,6 +39,34 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_default_ssl_context() -> Iterator[None]:
+    """Every httpx client (``httpx.get``, ``httpx.Client``, the MCP SDK's HTTP transport)
+    builds an SSL context and loads the whole CA bundle into it, about 50 ms each, even
+    for the plain-HTTP loopback servers the tests talk to: a few thousand of them were
+    minutes of the suite (test speed pass d67). Clients that ask for the default
+    verification share one context per CA location instead; nothing mutates it."""
+    create = httpx.create_ssl_context
+    made: dict[tuple[str | None, str | None], ssl.SSLContext] = {}
+
+    def shared(
+        verify: ssl.SSLContext | str | bool = True,
+        cert: Any = None,
+        trust_env: bool = True,
+    ) -> ssl.SSLContext:
+        if verify is not True or cert is not None or not trust_env:
+            return create(verify=verify, cert=cert, trust_env=trust_env)
+        where = (os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        if where not in made:
+            made[where] = create(verify=verify, cert=cert, trust_env=trust_env)
+        return made[where]
+
+    with pytest.MonkeyPatch.context() as patch:
+        # The name the transports call it by (httpx/_transports/default.py imports it).
+        patch.setattr("httpx._transports.default.create_ssl_context", shared)
+        yield
 
 
 @pytest.fixture(autouse=True)
