@@ -151,6 +151,16 @@ class PostgresGraphTransaction:
         shown = self.find_entity(namespace, key, now)
         if shown is not None and shown.declared:
             return shown, False
+        if shown is not None:
+            # Known only from memories: a forget of the last of them (which takes no entity
+            # lock) may be deleting it now, its orphan trigger too. Its row lock (the one
+            # the update below takes) is waited for, then the entity looked at again: gone,
+            # it is declared anew, as never seen (adversarial pass b67: the update changed
+            # no row and the declare failed an assert).
+            locked = self._connection.execute(
+                "SELECT 1 FROM graph_entities WHERE id = %s FOR UPDATE", (shown.id,)
+            ).fetchone()
+            shown = None if locked is None else self.find_entity(namespace, key, now)
         if shown is None:
             # Never seen, or known only from expired memories (hidden from every read and
             # gone at the purge): declared as given, as a new entity.
