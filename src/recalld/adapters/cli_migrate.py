@@ -242,13 +242,47 @@ def _files_made_by(settings: Settings) -> Callable[[], None]:
     before = set(path.parent.iterdir()) if path.parent.is_dir() else set()
 
     def remove() -> None:
-        if not path.parent.is_dir():
+        if not path.parent.is_dir() or _written_into(path, settings.busy_timeout_ms):
             return
         for candidate in set(path.parent.iterdir()) - before:
             if candidate.name.startswith(path.name) and database_file(path, candidate):
                 candidate.unlink(missing_ok=True)
 
     return remove
+
+
+def _written_into(path: Path, busy_timeout_ms: int) -> bool:
+    """Whether the database file ``path`` a failed run made holds a row a copy or a client
+    wrote: another ``migrate --to`` (or a server) opened it meanwhile, and removing it would
+    lose what that one wrote (adversarial pass b67). A file that cannot be read is kept
+    too: it is not known to be empty."""
+    import apsw
+
+    from recalld.store.tables import COPIED_TABLES
+
+    if not path.exists():
+        return False
+    try:
+        connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+    except apsw.Error:
+        return True
+    try:
+        connection.set_busy_timeout(busy_timeout_ms)
+        # A write transaction: a writer half-way is waited for, never read past.
+        connection.execute("BEGIN IMMEDIATE")
+        held = {
+            str(row[0])
+            for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        return any(
+            connection.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
+            for table in ("memories", *(table.name for table in COPIED_TABLES))
+            if table in held
+        )
+    except apsw.Error:
+        return True
+    finally:
+        connection.close()  # rolls the transaction back: nothing was written
 
 
 def _note_adopted(adopted: int) -> None:
