@@ -233,3 +233,22 @@ def test_a_batch_rolled_back_adopts_nothing(
     assert failed.exit_code != 0
     assert f"memory {clash!r}" in str(failed.exception)
     assert "note:" not in failed.stderr  # the batch that adopted was rolled back
+
+
+def test_a_target_whose_core_memory_conflicts_leaves_an_older_source_unmigrated(
+    tmp_path: Path,
+) -> None:
+    # Refused once the source was open (adversarial pass b67): the source was upgraded
+    # by then, so the older recalld could no longer open it, and nothing was copied.
+    source, target = tmp_path / "memories.db", tmp_path / "team.db"
+    with MemoryService.open(Settings(db=source, embedder="none", graph_extractor="none")) as memory:
+        memory.core.apply("user", [{"action": "add", "content": "likes tea"}])
+    _source(source, KNOWN - 1)
+    with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")) as memory:
+        memory.core.apply("user", [{"action": "add", "content": "likes coffee"}])
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code != 0
+    assert "holds 1 other entries in the target" in str(result.exception)
+    assert _newest(source) == KNOWN - 1  # before: KNOWN
+    with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")) as memory:
+        assert memory.core.state("user").entries == ["likes coffee"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +18,7 @@ from recalld.adapters._cli_support import _print_json, _State, pass_state, refus
 if TYPE_CHECKING:
     from recalld.config import Settings
     from recalld.moving import CopyReport
+    from recalld.store.base import Store
 
 __all__ = ["migrate_command"]
 
@@ -137,6 +138,8 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
             target = open_store(target_settings)
             stack.callback(target.close)
             try:
+                # The target's refusals of the source's rows, before the upgrade too.
+                _refuse_conflicts(Path(source_settings.db), target, source_settings)
                 source = open_store(source_settings)
             except BaseException:
                 # Its upgrade failed after the target was opened: a target file this run
@@ -225,6 +228,67 @@ def _check_older_file(path: Path, busy_timeout_ms: int) -> None:
         connection.close()
     if newest > len(MIGRATIONS):
         raise newer_schema_error(path, newest, len(MIGRATIONS))
+
+
+def _refuse_conflicts(path: Path, target: Store, settings: Settings) -> None:
+    """Refuse, before opening (so upgrading) the SQLite source ``path``, a copy the target
+    would refuse once the source is open: an API token of the same id with another hash,
+    a core memory holding other entries than the source's that no copy from it wrote
+    (:func:`recalld.moving.overwrite_conflict`). Refused after the upgrade, an older
+    recalld could no longer open its own file, and nothing was copied (adversarial pass
+    b67). Read from the file as it is: both tables are as migration 4 made them."""
+    import json
+
+    import apsw
+
+    from recalld.errors import StorageError
+    from recalld.moving import overwrite_conflict
+    from recalld.store.tables import COPIED_TABLES
+
+    connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        connection.set_busy_timeout(settings.busy_timeout_ms)
+        held = {
+            str(row[0])
+            for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        rows: dict[str, list[dict[str, Any]]] = {"tokens": [], "core_memory": []}
+        if "tokens" in held:
+            rows["tokens"] = [
+                {"id": str(token_id), "token_hash": str(token_hash)}
+                for token_id, token_hash in connection.execute("SELECT id, token_hash FROM tokens")
+            ]
+        if "core_memory" in held:
+            rows["core_memory"] = [
+                {"namespace": str(namespace), "target": str(name), "entries": json.loads(entries)}
+                for namespace, name, entries in connection.execute(
+                    "SELECT namespace, target, entries FROM core_memory"
+                )
+            ]
+    except apsw.Error as error:
+        raise StorageError(f"cannot read {path}: {error}") from error
+    finally:
+        connection.close()
+    ours = target.tables.migrated_core(str(path.resolve()))
+    for table in COPIED_TABLES:
+        if not rows.get(table.name):
+            continue
+        present: dict[tuple[Any, ...], dict[str, Any]] = {}
+        after: tuple[Any, ...] | None = None
+        while page := target.tables.read(table, after, 500):
+            for there in page:
+                present[tuple(there[name] for name in table.identity)] = there
+            after = tuple(page[-1][name] for name in table.order)
+        for row in rows[table.name]:
+            held_there = present.get(tuple(row[name] for name in table.identity))
+            if held_there is None:
+                continue  # new in the target
+            if table.name == "core_memory" and row["entries"] == held_there["entries"]:
+                continue  # as the target holds it: copy_store decides
+            identity = (row.get("namespace"), row.get("target"))
+            conflict = overwrite_conflict(table.name, row, held_there, identity in ours)
+            if conflict is not None:
+                raise conflict
 
 
 def _files_made_by(settings: Settings) -> Callable[[], None]:
