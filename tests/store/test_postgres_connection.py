@@ -96,21 +96,25 @@ def test_postgres_connection_write_gives_up_after_the_retry_time(postgres_url: s
     assert not isinstance(caught.value, DatabaseUnavailableError)
 
 
-def test_postgres_connection_conflict_that_cannot_run_again_is_no_503(
+def test_postgres_connection_conflict_that_cannot_run_again_is_busy_not_unavailable(
     database: PostgresDatabase,
 ) -> None:
+    # Rolled back, so nothing was written: "database_busy", to send again (adversarial
+    # pass b67), where it was a plain StorageError (a 500, storage_error), and never
+    # "database_unavailable" (the server is there).
     with (
-        pytest.raises(StorageError, match="conflicted with another") as caught,
+        pytest.raises(DatabaseBusyError, match="conflicted with another") as caught,
         database.transaction() as connection,
     ):
         connection.execute(DEADLOCK)
-    assert not isinstance(caught.value, DatabaseUnavailableError)
+    assert not isinstance(caught.value, DatabaseUnavailableError | StatementTimeoutError)
+    assert "nothing was written" in str(caught.value)
     with (
-        pytest.raises(StorageError, match="conflicted with another") as caught,
+        pytest.raises(DatabaseBusyError, match="conflicted with another") as caught,
         database.connection() as connection,
     ):
         connection.execute(SERIALIZATION)
-    assert not isinstance(caught.value, DatabaseUnavailableError)
+    assert not isinstance(caught.value, DatabaseUnavailableError | StatementTimeoutError)
 
 
 def test_postgres_connection_full_disk_is_a_disk_full_error_not_unavailable(

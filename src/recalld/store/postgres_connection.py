@@ -20,7 +20,9 @@ Errors are translated once, here:
 * a serialization failure or deadlock → the whole write (or read) is run again
   (bounded by ``lock_retry_seconds``): it was rolled back, so nothing is applied
   twice. Both are operational errors to psycopg, but they mean the server is there,
-  so they are told apart first and never become a 503;
+  so they are told apart first and never become "unavailable"; where the caller's
+  code cannot be run again (:meth:`PostgresDatabase.transaction`), a
+  :class:`~recalld.errors.DatabaseBusyError` saying nothing was written;
 * the server's disk is full (``53100``, an operational error too) →
   :class:`~recalld.errors.DiskFullError`, as on SQLite, not "unavailable";
 * anything else → :class:`~recalld.errors.StorageError`.
@@ -468,6 +470,18 @@ class PostgresDatabase:
             " what makes the statement slow"
         )
 
+    def _conflicted(self, error: psycopg.Error) -> DatabaseBusyError:
+        """A deadlock or serialization failure in work whose caller's code cannot be run
+        again here: the server rolled it back, so nothing was written, and the same request
+        sent again runs against the other's committed work. "database_busy" (503 with
+        ``Retry-After``), as another client's lock held too long is: it was a plain
+        ``StorageError``, a 500 that said nothing of retrying (adversarial pass b67)."""
+        return DatabaseBusyError(
+            f"{self.display}: the write conflicted with another client's at the same moment"
+            f" ({self._primary(error)}) and was rolled back: nothing was written; send it"
+            " again"
+        )
+
     def _not_permitted(self, error: psycopg.Error) -> str:
         role = self._parameters.get("user") or "the role recalld connects as"
         return (
@@ -520,7 +534,7 @@ class PostgresDatabase:
         except RETRYABLE as error:
             if retryable:
                 raise
-            raise StorageError(f"the work conflicted with another: {error}") from None
+            raise self._conflicted(error) from None
         except psycopg.errors.DiskFull as error:
             # An OperationalError, but not the server being away (a 503 to retry): as a
             # full disk under SQLite, the write was refused until someone frees space.
@@ -604,7 +618,7 @@ class PostgresDatabase:
             with self._pooled(retryable=True) as connection, connection.transaction():
                 yield connection
         except RETRYABLE as error:
-            raise StorageError(f"the write conflicted with another: {error}") from None
+            raise self._conflicted(error) from None
 
     @property
     def forked(self) -> bool:
