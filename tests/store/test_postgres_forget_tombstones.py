@@ -8,6 +8,7 @@ after every memory it protected against was gone ("forget leaves no trace")."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -65,4 +66,44 @@ def test_two_forgets_of_the_last_memories_at_once_leave_no_tombstone(
         assert errors == []
         assert _count(postgres_url, "memories") == 0
         # Before: the tombstone stayed, protecting no memory.
+        assert _count(postgres_url, "graph_entity_tombstones") == 0
+
+
+def test_an_entity_deleted_while_the_last_memory_is_forgotten_leaves_no_tombstone(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        last = service.remember("Yolanda went to Rome.").id
+        service.knowledge.create_entities([{"name": "Yolanda", "entityType": "person"}])
+        both_deleted = threading.Barrier(2, timeout=WAIT_SECONDS)
+        original = PostgresTransaction.dropped_content
+
+        def after_both_deleted(*arguments: Any) -> None:
+            both_deleted.wait()  # the memory and the entity deleted, neither committed
+            original(*arguments)
+
+        monkeypatch.setattr(PostgresTransaction, "dropped_content", after_both_deleted)
+        errors: list[BaseException] = []
+
+        def run(call: Callable[[], Any]) -> None:
+            try:
+                call()
+            except BaseException as error:  # noqa: BLE001 - reported by the assert below
+                errors.append(error)
+
+        threads = [
+            threading.Thread(target=run, args=(lambda: service.forget(last),)),
+            threading.Thread(
+                target=run, args=(lambda: service.knowledge.delete_entities(["Yolanda"]),)
+            ),
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(WAIT_SECONDS * 2)
+        assert not any(thread.is_alive() for thread in threads)
+        assert errors == []
+        assert _count(postgres_url, "memories") == 0
+        # Before: the deletion's tombstone stayed (it saw the memory not yet forgotten).
         assert _count(postgres_url, "graph_entity_tombstones") == 0
