@@ -16,8 +16,9 @@ import pytest
 
 from recalld.config import Settings
 from recalld.service import MemoryService
+from recalld.store.postgres_graph_writes import TombstoneWork
 from recalld.store.postgres_transaction import PostgresTransaction
-from tests.store.postgres_interleaving import WAIT_SECONDS
+from tests.store.postgres_interleaving import WAIT_SECONDS, Running
 
 pytestmark = pytest.mark.postgres
 
@@ -106,4 +107,40 @@ def test_an_entity_deleted_while_the_last_memory_is_forgotten_leaves_no_tombston
         assert errors == []
         assert _count(postgres_url, "memories") == 0
         # Before: the deletion's tombstone stayed (it saw the memory not yet forgotten).
+        assert _count(postgres_url, "graph_entity_tombstones") == 0
+
+
+def test_an_entity_deleted_while_its_memories_are_replaced_leaves_no_tombstone(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The deletion's tombstone covers the memories up to the newest when it deleted the
+    # entity; a later memory committed and the one it covered forgotten before the
+    # deletion's end: the tombstone protected nothing, yet stayed while the later memory
+    # lived, and once that one was forgotten too no forget ever dropped it (a forget
+    # drops only the tombstones at or after its memory) (review of pass b67).
+    settings = Settings(db=postgres_url, embedder="none", graph_extractor="none")
+    with MemoryService.open(settings) as service:
+        covered = service.remember("Zeno went to Oslo.").id
+        service.knowledge.create_entities([{"name": "Zeno", "entityType": "person"}])
+        deleting, release = threading.Event(), threading.Event()
+        original = TombstoneWork.finish
+
+        def held_at_the_end(self: TombstoneWork, *arguments: Any) -> None:
+            if self._entities:  # the deletion's own: the forget's and the write's go on
+                deleting.set()
+                assert release.wait(WAIT_SECONDS)
+            original(self, *arguments)
+
+        monkeypatch.setattr(TombstoneWork, "finish", held_at_the_end)
+        deletion = Running(lambda: service.knowledge.delete_entities(["Zeno"]))
+        try:
+            assert deleting.wait(WAIT_SECONDS)
+            later = service.remember("A later note.").id
+            assert service.forget(covered).deleted
+        finally:
+            release.set()
+        assert deletion.outcome().deleted == ["Zeno"]
+        # Before: 1, protecting no memory (the later one is after it).
+        assert _count(postgres_url, "graph_entity_tombstones") == 0
+        assert service.forget(later).deleted
         assert _count(postgres_url, "graph_entity_tombstones") == 0

@@ -11,7 +11,6 @@ from datetime import datetime
 
 from recalld.graph.names import entity_key
 from recalld.store.graph import (
-    LONE_TOMBSTONE,
     STALE_TOMBSTONES,
     EntityRecord,
     entity_key_hash,
@@ -47,16 +46,25 @@ def drop_stale_tombstones(connection: Connection, namespace: str, seq: int = 0) 
     )
 
 
+# As LONE_TOMBSTONE, but "no memory left for it" is no memory at or before its up_to_seq:
+# the deletion read the newest memory when it deleted the entity, and by its end (where
+# the tombstone is written) another client may have forgotten those and written later
+# ones, which the tombstone does not cover; kept for them, it protected nothing, and no
+# forget drops a tombstone before its memory (review of pass b67).
+UNCOVERING_TOMBSTONE = (
+    "DELETE FROM graph_entity_tombstones WHERE namespace = %(namespace)s::text"
+    " AND key_hash = %(key_hash)s::text AND up_to_seq < coalesce((SELECT min(seq)"
+    " FROM memories WHERE namespace = %(namespace)s::text), 9223372036854775807)"
+)
+
+
 def drop_lone_tombstone(connection: Connection, namespace: str, key_hash: str) -> None:
     """Drop the tombstone of ``key_hash`` an entity's deletion just wrote if no memory of
-    ``namespace`` is left for it to protect (:data:`recalld.store.graph.LONE_TOMBSTONE`).
-    The caller holds :func:`lock_tombstones` of ``namespace``."""
-    connection.execute(
-        LONE_TOMBSTONE.replace(":namespace", "%(namespace)s::text").replace(
-            ":key_hash", "%(key_hash)s::text"
-        ),
-        {"namespace": namespace, "key_hash": key_hash},
-    )
+    ``namespace`` at or before its ``up_to_seq`` is left for it to protect
+    (:data:`recalld.store.graph.LONE_TOMBSTONE` on SQLite, whose single writer lets no
+    memory come or go between the two). The caller holds :func:`lock_tombstones` of
+    ``namespace``."""
+    connection.execute(UNCOVERING_TOMBSTONE, {"namespace": namespace, "key_hash": key_hash})
 
 
 def lock_tombstones(connection: Connection, namespace: str) -> None:
