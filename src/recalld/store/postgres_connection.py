@@ -21,7 +21,8 @@ Errors are translated once, here:
   (bounded by ``lock_retry_seconds``): it was rolled back, so nothing is applied
   twice. Both are operational errors to psycopg, but they mean the server is there,
   so they are told apart first and never become "unavailable"; where the caller's
-  code cannot be run again (:meth:`PostgresDatabase.transaction`), a
+  code cannot be run again (:meth:`PostgresDatabase.transaction`), or it still
+  conflicts once ``lock_retry_seconds`` have passed, a
   :class:`~recalld.errors.DatabaseBusyError` saying nothing was written;
 * the server's disk is full (``53100``, an operational error too) →
   :class:`~recalld.errors.DiskFullError`, as on SQLite, not "unavailable";
@@ -583,9 +584,15 @@ class PostgresDatabase:
                 return attempt()
             except RETRYABLE as error:
                 if time.monotonic() >= deadline:
-                    raise StorageError(
-                        f"the work kept conflicting with other transactions for"
-                        f" {self.retry_seconds:g} s: {error}"
+                    # Rolled back each time: "database_busy" (503, to send again), as a
+                    # conflict that cannot be run again and SQLite's lock held past the
+                    # same setting are, not a 500 (review of pass b67).
+                    raise DatabaseBusyError(
+                        f"{self.display}: the work kept conflicting with other"
+                        f" transactions for {self.retry_seconds:g} s"
+                        f" (RECALLD_LOCK_RETRY_SECONDS = {self.retry_seconds:g},"
+                        f" {self._primary(error)}) and was rolled back: nothing was"
+                        " written; send it again"
                     ) from None
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.5)
