@@ -252,3 +252,23 @@ def test_a_target_whose_core_memory_conflicts_leaves_an_older_source_unmigrated(
     assert _newest(source) == KNOWN - 1  # before: KNOWN
     with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")) as memory:
         assert memory.core.state("user").entries == ["likes coffee"]
+
+
+def test_a_target_core_memory_holding_the_same_entries_is_no_conflict(tmp_path: Path) -> None:
+    # The same entries, reached at another version (a change counter of its own): refused
+    # as "1 other entries" though they were the source's, after the older source's
+    # upgrade, which the check before the upgrade lets by (review of pass b67).
+    source, target = tmp_path / "memories.db", tmp_path / "team.db"
+    with MemoryService.open(Settings(db=source, embedder="none", graph_extractor="none")) as memory:
+        memory.core.apply("user", [{"action": "add", "content": "likes tea"}])
+    _source(source, KNOWN - 1)
+    with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")) as memory:
+        memory.core.apply("user", [{"action": "add", "content": "likes coffee"}])
+        memory.core.apply("user", [{"action": "remove", "old_text": "likes coffee"}])
+        memory.core.apply("user", [{"action": "add", "content": "likes tea"}])
+        version = memory.core.version()
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code == 0, result.output  # before: 1, "holds 1 other entries"
+    with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")) as memory:
+        assert memory.core.state("user").entries == ["likes tea"]
+        assert memory.core.version() == version  # the target's own: none went back
