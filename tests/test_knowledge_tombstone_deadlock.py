@@ -13,8 +13,8 @@ import pytest
 
 from recalld.config import Settings
 from recalld.service import MemoryService
-from recalld.store import postgres_graph_writes
 from recalld.store.graph import entity_key_hash
+from recalld.store.postgres_graph_writes import TombstoneWork
 from tests.store.postgres_interleaving import WAIT_SECONDS
 
 NAMES = ("Xavier", "Yolanda")
@@ -39,17 +39,15 @@ def test_two_deletions_of_entities_with_stale_tombstones_both_commit(
                 )
         both_written = threading.Barrier(len(NAMES), timeout=WAIT_SECONDS)
 
-        def after_both_wrote(original: Any) -> Any:
-            def cleanup(*arguments: Any) -> None:
-                both_written.wait()  # each holds its own tombstone's row now
-                original(*arguments)
+        original = TombstoneWork.finish
 
-            return cleanup
+        def after_both_deleted(*arguments: Any) -> None:
+            # Each has deleted its entity; both write and clean up tombstones at once now
+            # (they serialise on the namespace's tombstone lock, adversarial pass b67).
+            both_written.wait()
+            original(*arguments)
 
-        for cleanup_name in ("drop_stale_tombstones", "drop_lone_tombstone"):
-            original = getattr(postgres_graph_writes, cleanup_name, None)
-            if original is not None:
-                monkeypatch.setattr(postgres_graph_writes, cleanup_name, after_both_wrote(original))
+        monkeypatch.setattr(TombstoneWork, "finish", after_both_deleted)
         errors: list[BaseException] = []
 
         def delete(name: str) -> None:

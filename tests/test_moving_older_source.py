@@ -19,6 +19,7 @@ from recalld.errors import StorageError
 from recalld.service import MemoryService
 from recalld.store import sqlite as sqlite_store
 from recalld.store.migrations import MIGRATIONS, Execute
+from recalld.tokens import TokenRegistry
 from tests.conftest import FakeClock
 
 KNOWN = len(MIGRATIONS)
@@ -233,3 +234,72 @@ def test_a_batch_rolled_back_adopts_nothing(
     assert failed.exit_code != 0
     assert f"memory {clash!r}" in str(failed.exception)
     assert "note:" not in failed.stderr  # the batch that adopted was rolled back
+
+
+def test_a_target_whose_core_memory_conflicts_leaves_an_older_source_unmigrated(
+    tmp_path: Path,
+) -> None:
+    # Refused once the source was open (adversarial pass b67): the source was upgraded
+    # by then, so the older recalld could no longer open it, and nothing was copied.
+    source, target = tmp_path / "memories.db", tmp_path / "team.db"
+    with MemoryService.open(Settings(db=source, embedder="none", graph_extractor="none")) as memory:
+        memory.core.apply("user", [{"action": "add", "content": "likes tea"}])
+    _source(source, KNOWN - 1)
+    with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")) as memory:
+        memory.core.apply("user", [{"action": "add", "content": "likes coffee"}])
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code != 0
+    assert "holds 1 other entries in the target" in str(result.exception)
+    assert _newest(source) == KNOWN - 1  # before: KNOWN
+    with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")) as memory:
+        assert memory.core.state("user").entries == ["likes coffee"]
+
+
+def test_a_target_core_memory_holding_the_same_entries_is_no_conflict(tmp_path: Path) -> None:
+    # The same entries, reached at another version (a change counter of its own): refused
+    # as "1 other entries" though they were the source's, after the older source's
+    # upgrade, which the check before the upgrade lets by (review of pass b67).
+    source, target = tmp_path / "memories.db", tmp_path / "team.db"
+    with MemoryService.open(Settings(db=source, embedder="none", graph_extractor="none")) as memory:
+        memory.core.apply("user", [{"action": "add", "content": "likes tea"}])
+    _source(source, KNOWN - 1)
+    with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")) as memory:
+        memory.core.apply("user", [{"action": "add", "content": "likes coffee"}])
+        memory.core.apply("user", [{"action": "remove", "old_text": "likes coffee"}])
+        memory.core.apply("user", [{"action": "add", "content": "likes tea"}])
+        version = memory.core.version()
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code == 0, result.output  # before: 1, "holds 1 other entries"
+    with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")) as memory:
+        assert memory.core.state("user").entries == ["likes tea"]
+        assert memory.core.version() == version  # the target's own: none went back
+
+
+def test_a_target_whose_api_token_conflicts_leaves_an_older_source_unmigrated(
+    tmp_path: Path,
+) -> None:
+    # The other refusal b67 checks before the upgrade: a token of the same id with
+    # another hash in the target (review of pass b67: only the core memory one was tested).
+    source, target = tmp_path / "memories.db", tmp_path / "team.db"
+    with MemoryService.open(Settings(db=source, embedder="none", graph_extractor="none")) as memory:
+        token_id = TokenRegistry.for_store(memory.store).create("ci", {"*": "read"}).info.id
+    _source(source, KNOWN - 1)
+    with MemoryService.open(Settings(db=target, embedder="none", graph_extractor="none")):
+        pass
+    held = apsw.Connection(str(source))
+    try:
+        row = held.execute("SELECT * FROM tokens WHERE id = ?", (token_id,)).fetchone()
+    finally:
+        held.close()
+    assert row is not None
+    written = apsw.Connection(str(target))
+    try:
+        written.execute(
+            "INSERT INTO tokens VALUES (?, ?, ?, ?, ?, ?, ?)", (*row[:2], "0" * 64, *row[3:])
+        )
+    finally:
+        written.close()
+    result = CliRunner().invoke(cli, ["--db", str(source), "migrate", "--to", str(target)])
+    assert result.exit_code != 0
+    assert f"API token {token_id!r} is another token in the target" in str(result.exception)
+    assert _newest(source) == KNOWN - 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +18,7 @@ from recalld.adapters._cli_support import _print_json, _State, pass_state, refus
 if TYPE_CHECKING:
     from recalld.config import Settings
     from recalld.moving import CopyReport
+    from recalld.store.base import Store
 
 __all__ = ["migrate_command"]
 
@@ -137,6 +138,8 @@ def _copy(state: _State, destination: str, origin: str | None, as_json: bool) ->
             target = open_store(target_settings)
             stack.callback(target.close)
             try:
+                # The target's refusals of the source's rows, before the upgrade too.
+                _refuse_conflicts(Path(source_settings.db), target, source_settings)
                 source = open_store(source_settings)
             except BaseException:
                 # Its upgrade failed after the target was opened: a target file this run
@@ -227,6 +230,67 @@ def _check_older_file(path: Path, busy_timeout_ms: int) -> None:
         raise newer_schema_error(path, newest, len(MIGRATIONS))
 
 
+def _refuse_conflicts(path: Path, target: Store, settings: Settings) -> None:
+    """Refuse, before opening (so upgrading) the SQLite source ``path``, a copy the target
+    would refuse once the source is open: an API token of the same id with another hash,
+    a core memory holding other entries than the source's that no copy from it wrote
+    (:func:`recalld.moving.overwrite_conflict`). Refused after the upgrade, an older
+    recalld could no longer open its own file, and nothing was copied (adversarial pass
+    b67). Read from the file as it is: both tables are as migration 4 made them."""
+    import json
+
+    import apsw
+
+    from recalld.errors import StorageError
+    from recalld.moving import overwrite_conflict
+    from recalld.store.tables import COPIED_TABLES
+
+    connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        connection.set_busy_timeout(settings.busy_timeout_ms)
+        held = {
+            str(row[0])
+            for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        rows: dict[str, list[dict[str, Any]]] = {"tokens": [], "core_memory": []}
+        if "tokens" in held:
+            rows["tokens"] = [
+                {"id": str(token_id), "token_hash": str(token_hash)}
+                for token_id, token_hash in connection.execute("SELECT id, token_hash FROM tokens")
+            ]
+        if "core_memory" in held:
+            rows["core_memory"] = [
+                {"namespace": str(namespace), "target": str(name), "entries": json.loads(entries)}
+                for namespace, name, entries in connection.execute(
+                    "SELECT namespace, target, entries FROM core_memory"
+                )
+            ]
+    except apsw.Error as error:
+        raise StorageError(f"cannot read {path}: {error}") from error
+    finally:
+        connection.close()
+    ours = target.tables.migrated_core(str(path.resolve()))
+    for table in COPIED_TABLES:
+        if not rows.get(table.name):
+            continue
+        present: dict[tuple[Any, ...], dict[str, Any]] = {}
+        after: tuple[Any, ...] | None = None
+        while page := target.tables.read(table, after, 500):
+            for there in page:
+                present[tuple(there[name] for name in table.identity)] = there
+            after = tuple(page[-1][name] for name in table.order)
+        for row in rows[table.name]:
+            held_there = present.get(tuple(row[name] for name in table.identity))
+            if held_there is None:
+                continue  # new in the target
+            if table.name == "core_memory" and row["entries"] == held_there["entries"]:
+                continue  # as the target holds it: copy_store decides
+            identity = (row.get("namespace"), row.get("target"))
+            conflict = overwrite_conflict(table.name, row, held_there, identity in ours)
+            if conflict is not None:
+                raise conflict
+
+
 def _files_made_by(settings: Settings) -> Callable[[], None]:
     """What removes the SQLite database file ``settings.db`` and its own files beside it
     (``-wal``, ``-reserve``, ...) when no file was there before: called when the copy
@@ -242,13 +306,47 @@ def _files_made_by(settings: Settings) -> Callable[[], None]:
     before = set(path.parent.iterdir()) if path.parent.is_dir() else set()
 
     def remove() -> None:
-        if not path.parent.is_dir():
+        if not path.parent.is_dir() or _written_into(path, settings.busy_timeout_ms):
             return
         for candidate in set(path.parent.iterdir()) - before:
             if candidate.name.startswith(path.name) and database_file(path, candidate):
                 candidate.unlink(missing_ok=True)
 
     return remove
+
+
+def _written_into(path: Path, busy_timeout_ms: int) -> bool:
+    """Whether the database file ``path`` a failed run made holds a row a copy or a client
+    wrote: another ``migrate --to`` (or a server) opened it meanwhile, and removing it would
+    lose what that one wrote (adversarial pass b67). A file that cannot be read is kept
+    too: it is not known to be empty."""
+    import apsw
+
+    from recalld.store.tables import COPIED_TABLES
+
+    if not path.exists():
+        return False
+    try:
+        connection = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READWRITE)
+    except apsw.Error:
+        return True
+    try:
+        connection.set_busy_timeout(busy_timeout_ms)
+        # A write transaction: a writer half-way is waited for, never read past.
+        connection.execute("BEGIN IMMEDIATE")
+        held = {
+            str(row[0])
+            for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        return any(
+            connection.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
+            for table in ("memories", *(table.name for table in COPIED_TABLES))
+            if table in held
+        )
+    except apsw.Error:
+        return True
+    finally:
+        connection.close()  # rolls the transaction back: nothing was written
 
 
 def _note_adopted(adopted: int) -> None:

@@ -57,7 +57,7 @@ from recalld.store.postgres_context import PostgresContext
 from recalld.store.postgres_core import PostgresCore
 from recalld.store.postgres_graph import PostgresGraph
 from recalld.store.postgres_graph_extraction import lock_extraction_rows
-from recalld.store.postgres_graph_writes import drop_stale_tombstones
+from recalld.store.postgres_graph_writes import drop_stale_tombstones, lock_tombstones
 from recalld.store.postgres_intentions import PostgresIntentions
 from recalld.store.postgres_migrations import MIGRATIONS
 from recalld.store.postgres_migrations_words import word_query
@@ -301,7 +301,9 @@ class PostgresStore(PostgresTokens):
     @contextmanager
     def transaction(self) -> Iterator[PostgresTransaction]:
         with self._database.transaction() as connection:
-            yield PostgresTransaction(connection)
+            transaction = PostgresTransaction(connection)
+            yield transaction
+            transaction.finish()
 
     def count_accesses(self, seqs: Sequence[int], now: datetime) -> None:
         def operation(connection: Connection) -> None:
@@ -503,6 +505,7 @@ class PostgresStore(PostgresTokens):
             ).fetchall()
             removed = len(purged)
             for namespace in sorted({str(row[0]) for row in purged}):
+                lock_tombstones(connection, namespace)
                 drop_stale_tombstones(connection, namespace)  # only theirs can be stale now
             if removed:
                 record_drop(connection, "purge", now)

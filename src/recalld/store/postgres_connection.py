@@ -20,7 +20,10 @@ Errors are translated once, here:
 * a serialization failure or deadlock → the whole write (or read) is run again
   (bounded by ``lock_retry_seconds``): it was rolled back, so nothing is applied
   twice. Both are operational errors to psycopg, but they mean the server is there,
-  so they are told apart first and never become a 503;
+  so they are told apart first and never become "unavailable"; where the caller's
+  code cannot be run again (:meth:`PostgresDatabase.transaction`), or it still
+  conflicts once ``lock_retry_seconds`` have passed, a
+  :class:`~recalld.errors.DatabaseBusyError` saying nothing was written;
 * the server's disk is full (``53100``, an operational error too) →
   :class:`~recalld.errors.DiskFullError`, as on SQLite, not "unavailable";
 * anything else → :class:`~recalld.errors.StorageError`.
@@ -468,6 +471,18 @@ class PostgresDatabase:
             " what makes the statement slow"
         )
 
+    def _conflicted(self, error: psycopg.Error) -> DatabaseBusyError:
+        """A deadlock or serialization failure in work whose caller's code cannot be run
+        again here: the server rolled it back, so nothing was written, and the same request
+        sent again runs against the other's committed work. "database_busy" (503 with
+        ``Retry-After``), as another client's lock held too long is: it was a plain
+        ``StorageError``, a 500 that said nothing of retrying (adversarial pass b67)."""
+        return DatabaseBusyError(
+            f"{self.display}: the write conflicted with another client's at the same moment"
+            f" ({self._primary(error)}) and was rolled back: nothing was written; send it"
+            " again"
+        )
+
     def _not_permitted(self, error: psycopg.Error) -> str:
         role = self._parameters.get("user") or "the role recalld connects as"
         return (
@@ -520,7 +535,7 @@ class PostgresDatabase:
         except RETRYABLE as error:
             if retryable:
                 raise
-            raise StorageError(f"the work conflicted with another: {error}") from None
+            raise self._conflicted(error) from None
         except psycopg.errors.DiskFull as error:
             # An OperationalError, but not the server being away (a 503 to retry): as a
             # full disk under SQLite, the write was refused until someone frees space.
@@ -569,9 +584,15 @@ class PostgresDatabase:
                 return attempt()
             except RETRYABLE as error:
                 if time.monotonic() >= deadline:
-                    raise StorageError(
-                        f"the work kept conflicting with other transactions for"
-                        f" {self.retry_seconds:g} s: {error}"
+                    # Rolled back each time: "database_busy" (503, to send again), as a
+                    # conflict that cannot be run again and SQLite's lock held past the
+                    # same setting are, not a 500 (review of pass b67).
+                    raise DatabaseBusyError(
+                        f"{self.display}: the work kept conflicting with other"
+                        f" transactions for {self.retry_seconds:g} s"
+                        f" (RECALLD_LOCK_RETRY_SECONDS = {self.retry_seconds:g},"
+                        f" {self._primary(error)}) and was rolled back: nothing was"
+                        " written; send it again"
                     ) from None
                 time.sleep(delay * (1 + random.random()))
                 delay = min(delay * 2, 0.5)
@@ -604,7 +625,7 @@ class PostgresDatabase:
             with self._pooled(retryable=True) as connection, connection.transaction():
                 yield connection
         except RETRYABLE as error:
-            raise StorageError(f"the write conflicted with another: {error}") from None
+            raise self._conflicted(error) from None
 
     @property
     def forked(self) -> bool:

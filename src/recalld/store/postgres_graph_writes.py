@@ -11,7 +11,6 @@ from datetime import datetime
 
 from recalld.graph.names import entity_key
 from recalld.store.graph import (
-    LONE_TOMBSTONE,
     STALE_TOMBSTONES,
     EntityRecord,
     entity_key_hash,
@@ -25,14 +24,20 @@ from recalld.store.postgres_graph import (
 )
 from recalld.store.postgres_graph_extraction import GENERIC, lock_extraction_rows
 
-__all__ = ["PostgresGraphTransaction", "drop_lone_tombstone", "drop_stale_tombstones"]
+__all__ = [
+    "PostgresGraphTransaction",
+    "TombstoneWork",
+    "drop_lone_tombstone",
+    "drop_stale_tombstones",
+    "lock_tombstones",
+]
 
 
 def drop_stale_tombstones(connection: Connection, namespace: str, seq: int = 0) -> None:
     """As SQLite's (:func:`recalld.store.sqlite_graph_tombstones.drop_stale_tombstones`):
     drop the tombstones that deleting memory ``seq`` of ``namespace`` (``seq`` 0: any of
     it, as a purge deletes) left protecting nothing, so no hash outlives every memory it
-    protected against."""
+    protected against. The caller holds :func:`lock_tombstones` of ``namespace``."""
     connection.execute(
         STALE_TOMBSTONES.replace(":namespace", "%(namespace)s::text").replace(
             ":seq", "%(seq)s::bigint"
@@ -41,22 +46,89 @@ def drop_stale_tombstones(connection: Connection, namespace: str, seq: int = 0) 
     )
 
 
+# As LONE_TOMBSTONE, but "no memory left for it" is no memory at or before its up_to_seq:
+# the deletion read the newest memory when it deleted the entity, and by its end (where
+# the tombstone is written) another client may have forgotten those and written later
+# ones, which the tombstone does not cover; kept for them, it protected nothing, and no
+# forget drops a tombstone before its memory (review of pass b67).
+UNCOVERING_TOMBSTONE = (
+    "DELETE FROM graph_entity_tombstones WHERE namespace = %(namespace)s::text"
+    " AND key_hash = %(key_hash)s::text AND up_to_seq < coalesce((SELECT min(seq)"
+    " FROM memories WHERE namespace = %(namespace)s::text), 9223372036854775807)"
+)
+
+
 def drop_lone_tombstone(connection: Connection, namespace: str, key_hash: str) -> None:
     """Drop the tombstone of ``key_hash`` an entity's deletion just wrote if no memory of
-    ``namespace`` is left for it to protect (:data:`recalld.store.graph.LONE_TOMBSTONE`)."""
+    ``namespace`` at or before its ``up_to_seq`` is left for it to protect
+    (:data:`recalld.store.graph.LONE_TOMBSTONE` on SQLite, whose single writer lets no
+    memory come or go between the two). The caller holds :func:`lock_tombstones` of
+    ``namespace``."""
+    connection.execute(UNCOVERING_TOMBSTONE, {"namespace": namespace, "key_hash": key_hash})
+
+
+def lock_tombstones(connection: Connection, namespace: str) -> None:
+    """Serialise the tombstone writes of ``namespace`` until the transaction ends.
+
+    Whether a tombstone is stale depends on the memories other transactions are deleting
+    at the same time: under READ COMMITTED each saw the other's memory not yet deleted, so
+    two forgets of a namespace's last memories (or a forget beside an entity's deletion)
+    each kept the tombstone for the other's, and it outlived both (adversarial pass b67).
+    The second to take this lock waits for the first to commit, and its next statement
+    sees what the first deleted. Taken only at the end of a transaction
+    (:class:`TombstoneWork`), after every row lock it takes, so it waits for no one who
+    waits for it."""
     connection.execute(
-        LONE_TOMBSTONE.replace(":namespace", "%(namespace)s::text").replace(
-            ":key_hash", "%(key_hash)s::text"
-        ),
-        {"namespace": namespace, "key_hash": key_hash},
+        "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"tombstones:{namespace}",)
     )
+
+
+class TombstoneWork:
+    """The tombstone writes of one transaction, done together at its end (:meth:`finish`),
+    namespace by namespace in order, under :func:`lock_tombstones`."""
+
+    def __init__(self) -> None:
+        # namespace -> the smallest seq deleted of it in this transaction
+        self._deleted: dict[str, int] = {}
+        # namespace -> key hash -> the newest memory's seq when the entity was deleted
+        self._entities: dict[str, dict[str, int]] = {}
+
+    def memory_deleted(self, namespace: str, seq: int) -> None:
+        """Memory ``seq`` of ``namespace`` was deleted: its stale tombstones go at the end."""
+        self._deleted[namespace] = min(seq, self._deleted.get(namespace, seq))
+
+    def entity_deleted(self, namespace: str, key_hash: str, up_to_seq: int) -> None:
+        """An entity was deleted: its tombstone is written at the end."""
+        self._entities.setdefault(namespace, {})[key_hash] = up_to_seq
+
+    def finish(self, connection: Connection) -> None:
+        """Write the tombstones and drop the stale ones, the last work of the transaction."""
+        for namespace in sorted(self._deleted.keys() | self._entities.keys()):
+            lock_tombstones(connection, namespace)
+            written = self._entities.get(namespace, {})
+            for key_hash in sorted(written):
+                # The memories written so far stay: their extraction must not bring it back.
+                connection.execute(
+                    "INSERT INTO graph_entity_tombstones(namespace, key_hash, up_to_seq)"
+                    " VALUES (%s, %s, %s) ON CONFLICT (namespace, key_hash)"
+                    " DO UPDATE SET up_to_seq = excluded.up_to_seq",
+                    (namespace, key_hash, written[key_hash]),
+                )
+                # Unless none is left (its observations were its only memories, forgotten
+                # with it): the hash would outlive every memory it protects against.
+                drop_lone_tombstone(connection, namespace, key_hash)
+            if namespace in self._deleted:
+                drop_stale_tombstones(connection, namespace, self._deleted[namespace])
+        self._deleted.clear()
+        self._entities.clear()
 
 
 class PostgresGraphTransaction:
     """:class:`recalld.store.graph.GraphTransaction` on a connection inside a transaction."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, tombstones: TombstoneWork) -> None:
         self._connection = connection
+        self._tombstones = tombstones
 
     def lock_entities(self, namespace: str, keys: Iterable[str]) -> None:
         for key in sorted(set(keys)):
@@ -87,6 +159,16 @@ class PostgresGraphTransaction:
         shown = self.find_entity(namespace, key, now)
         if shown is not None and shown.declared:
             return shown, False
+        if shown is not None:
+            # Known only from memories: a forget of the last of them (which takes no entity
+            # lock) may be deleting it now, its orphan trigger too. Its row lock (the one
+            # the update below takes) is waited for, then the entity looked at again: gone,
+            # it is declared anew, as never seen (adversarial pass b67: the update changed
+            # no row and the declare failed an assert).
+            locked = self._connection.execute(
+                "SELECT 1 FROM graph_entities WHERE id = %s FOR UPDATE", (shown.id,)
+            ).fetchone()
+            shown = None if locked is None else self.find_entity(namespace, key, now)
         if shown is None:
             # Never seen, or known only from expired memories (hidden from every read and
             # gone at the purge): declared as given, as a new entity.
@@ -220,19 +302,13 @@ class PostgresGraphTransaction:
 
     def delete_entity(self, entity_id: int) -> None:
         row = self._connection.execute(
-            "DELETE FROM graph_entities WHERE id = %s RETURNING namespace, key", (entity_id,)
+            "DELETE FROM graph_entities WHERE id = %s RETURNING namespace, key,"
+            " (SELECT coalesce(max(seq), 0) FROM memories)",
+            (entity_id,),
         ).fetchone()
         if row is not None:
-            # The memories written so far stay: their extraction must not bring it back.
-            self._connection.execute(
-                "INSERT INTO graph_entity_tombstones(namespace, key_hash, up_to_seq)"
-                " VALUES (%s, %s, (SELECT coalesce(max(seq), 0) FROM memories))"
-                " ON CONFLICT (namespace, key_hash) DO UPDATE SET up_to_seq = excluded.up_to_seq",
-                (row[0], entity_key_hash(str(row[1]))),
-            )
-            # Unless none is left (its observations were its only memories, forgotten
-            # with it): the hash would outlive every memory it protects against.
-            drop_lone_tombstone(self._connection, str(row[0]), entity_key_hash(str(row[1])))
+            # Its tombstone, up to the memories written so far, at the transaction's end.
+            self._tombstones.entity_deleted(str(row[0]), entity_key_hash(str(row[1])), int(row[2]))
 
     def retime_sources(self, seq: int) -> None:
         # The extraction writes the same value (complete_jobs reads at_utc at completion).

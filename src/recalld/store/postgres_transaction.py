@@ -25,7 +25,7 @@ from recalld.store.postgres_connection import Connection
 from recalld.store.postgres_context import save_signals
 from recalld.store.postgres_graph import enqueue_graph
 from recalld.store.postgres_graph_extraction import lock_extraction_rows
-from recalld.store.postgres_graph_writes import PostgresGraphTransaction, drop_stale_tombstones
+from recalld.store.postgres_graph_writes import PostgresGraphTransaction, TombstoneWork
 from recalld.store.postgres_intentions import queue_reminder, save_intention
 from recalld.store.postgres_job_rows import queue_again
 from recalld.store.postgres_rows import SELECT_COLUMNS, WRITE_COLUMNS, record_values, row_to_memory
@@ -81,6 +81,12 @@ class PostgresTransaction(PostgresLedger):
 
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
+        self._tombstones = TombstoneWork()
+
+    def finish(self) -> None:
+        """The transaction's last writes, before it commits: its tombstones (see
+        :class:`.postgres_graph_writes.TombstoneWork`)."""
+        self._tombstones.finish(self._connection)
 
     def _one(self, sql: str, params: dict[str, Any]) -> Memory | None:
         row = self._connection.execute(sql, params).fetchone()
@@ -177,7 +183,7 @@ class PostgresTransaction(PostgresLedger):
             "DELETE FROM memories WHERE seq = %s RETURNING namespace", (seq,)
         ).fetchall()
         if deleted:
-            drop_stale_tombstones(self._connection, str(deleted[0][0]), seq)
+            self._tombstones.memory_deleted(str(deleted[0][0]), seq)
 
     def find_duplicate(
         self,
@@ -265,4 +271,4 @@ class PostgresTransaction(PostgresLedger):
     @property
     def graph(self) -> PostgresGraphTransaction:
         """The knowledge graph's writes inside this transaction."""
-        return PostgresGraphTransaction(self._connection)
+        return PostgresGraphTransaction(self._connection, self._tombstones)
