@@ -84,7 +84,7 @@ from recalld.adapters.http_models import BodyFieldError, cap_request_counts
 from recalld.adapters.http_origin import foreign_page
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
-from recalld.adapters.http_streams import end_when_revoked
+from recalld.adapters.http_streams import cut_when_revoked, end_when_revoked
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
 from recalld.errors import (
@@ -445,7 +445,7 @@ class _Authentication:
             await refusal(scope, receive, send)
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
-        await self.app(scope, receive, send)
+        await self.app(scope, receive, cut_when_revoked(scope, send, caller, self.tokens))
 
     def _caller(
         self, authorization: str | None, client_host: str, host: str, foreign: str | None
