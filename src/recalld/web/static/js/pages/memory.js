@@ -367,6 +367,17 @@ export async function render(root, context, id) {
           ], "error");
           return;
         }
+        if (error.status === 401) {
+          // The page is kept (keepPage): the sign-in form would replace it, and the edit.
+          status(problem, [
+            "Not saved: the server no longer accepts your token (it was revoked, or the"
+            + " server's tokens changed). Your edit is still in the form: copy what you"
+            + " wrote, then ",
+            h("button", { type: "button", id: "edit-sign-in", onclick: () => error.signIn?.() },
+              "sign in again"),
+          ], "error");
+          return;
+        }
         status(problem, error.describe ? error.describe() : error.message, "error");
         markInvalid(inputs, error.field);
       }
