@@ -60,7 +60,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from recalld import _validate as check
@@ -82,9 +82,11 @@ from recalld.adapters.http_mcp_sessions import owned_by
 from recalld.adapters.http_metrics import RequestMetrics, StoreCollector
 from recalld.adapters.http_models import BodyFieldError, cap_request_counts
 from recalld.adapters.http_origin import foreign_page
+from recalld.adapters.http_paths import route_methods
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.http_streams import cut_when_revoked, end_when_revoked
+from recalld.adapters.http_token_share import TokenShare
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
 from recalld.errors import (
@@ -300,21 +302,6 @@ def _allowed_methods(request: Request) -> str:
     else:
         methods.discard("HEAD")
     return ", ".join(sorted(methods))
-
-
-def _route_methods(routes: Sequence[Any]) -> list[tuple[Any, frozenset[str]]]:
-    """(path regex, methods) of every route of the app (for ``Allow`` on a 405): the API's,
-    ``/healthz``, ``/metrics``, ``/openapi.json``, the browser's pages and its ``/ui/``
-    files (a mount of static files, which serve GET and HEAD); an ``Allow`` left empty
-    there said that nothing at all may be asked of them."""
-    found = []
-    for route in routes:
-        served = getattr(route, "methods", None)
-        methods = frozenset({"GET", "HEAD"}) if isinstance(route, Mount) else served
-        pattern = getattr(route, "path_regex", None)
-        if methods and pattern is not None:
-            found.append((pattern, frozenset(methods)))
-    return found
 
 
 def _http_error(request: Request, error: Exception) -> JSONResponse:
@@ -595,7 +582,7 @@ def create_app(
         else:
             app.mount(mount.path, mount.app)
     included = [route for router in routers for route in router.routes]
-    app.state.route_methods = _route_methods([*included, *app.router.routes])
+    app.state.route_methods = route_methods([*included, *app.router.routes])
 
     app.add_exception_handler(RecalldError, _recalld_error)
     app.add_exception_handler(RequestValidationError, _request_validation_error)
@@ -610,6 +597,7 @@ def create_app(
         refuse=_too_large,
     )
     app.add_middleware(_UrlText)  # after the token is checked, before any route
+    app.add_middleware(TokenShare)  # after the token is checked: its requests at once
     app.add_middleware(
         _Authentication,
         tokens=registry,
