@@ -178,6 +178,12 @@ HTTP_ERROR_TYPES = {
     503: "unavailable",
 }
 UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
+# Headers by which a proxy names the client it forwarded for. The address uvicorn gives a
+# request is rewritten from X-Forwarded-For by a peer in FORWARDED_ALLOW_IPS (read from
+# the environment; with `*`, the first address named, which the client wrote), so a
+# request carrying any of them is never trusted without a token: recalld decides who is
+# on this machine by the connection alone (review of pass c67).
+FORWARDING_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
 
 
 UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
@@ -394,6 +400,7 @@ class _Authentication:
                 authorization,
                 client_host,
                 headers.get("host", ""),
+                next((name for name in FORWARDING_HEADERS if name in headers), None),
                 foreign_page(
                     str(scope.get("method", "")),
                     str(scope["path"]),
@@ -435,7 +442,12 @@ class _Authentication:
         await self.app(scope, receive, cut_when_revoked(scope, send, caller, self.tokens))
 
     def _caller(
-        self, authorization: str | None, client_host: str, host: str, foreign: str | None
+        self,
+        authorization: str | None,
+        client_host: str,
+        host: str,
+        forwarded: str | None,
+        foreign: str | None,
     ) -> Caller:
         if authorization is not None:
             scheme, _, token = authorization.partition(" ")
@@ -444,6 +456,12 @@ class _Authentication:
             return self.tokens.authenticate(token.strip())
         if self.require_auth or self.tokens.any_active():
             raise AuthenticationError("a bearer token is required")
+        if forwarded is not None:
+            raise AuthenticationError(
+                f"without a token a request a proxy forwarded (it carries {forwarded}) is not"
+                " trusted, whatever address it names: create a token (`recalld token create`)"
+                " and send it, or reach this server directly"
+            )
         if not is_loopback(client_host):
             raise AuthenticationError("a bearer token is required from outside this machine")
         if not is_loopback(host_name(host)):
