@@ -85,7 +85,7 @@ from recalld.adapters.http_origin import foreign_page
 from recalld.adapters.http_paths import route_methods
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
-from recalld.adapters.http_streams import cut_when_revoked, end_when_revoked
+from recalld.adapters.http_streams import StreamCut, cut_when_revoked, end_when_revoked
 from recalld.adapters.http_token_share import TokenShare
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
@@ -439,7 +439,12 @@ class _Authentication:
             await refusal(scope, receive, send)
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
-        await self.app(scope, receive, cut_when_revoked(scope, send, caller, self.tokens))
+        try:
+            await self.app(scope, receive, cut_when_revoked(scope, send, caller, self.tokens))
+        except StreamCut:
+            # Its token was revoked mid-stream (logged there): the body stays without its
+            # end, and uvicorn closes the connection, so the client's read fails.
+            return
 
     def _caller(
         self,

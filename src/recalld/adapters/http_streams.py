@@ -28,7 +28,7 @@ from starlette.types import Message, Scope, Send
 from recalld.errors import StorageError
 from recalld.tokens import Caller, TokenRegistry
 
-__all__ = ["REST_CHECK_EVERY", "cut_when_revoked", "end_when_revoked"]
+__all__ = ["REST_CHECK_EVERY", "StreamCut", "cut_when_revoked", "end_when_revoked"]
 
 # How many chunks of a REST stream go between two checks of its token (one read each).
 REST_CHECK_EVERY = 256
@@ -62,6 +62,13 @@ def end_when_revoked(send: Send, caller: Caller, tokens: TokenRegistry) -> Send:
     return checked
 
 
+class StreamCut(Exception):  # noqa: N818 - a signal between two layers, not an error
+    """Raised out of ``send`` once a REST stream is cut, so that the endpoint stops: it went
+    on reading its whole export (sending it nowhere), its client waiting for an end that
+    would never come and its token's share held. The authentication layer, which wrapped
+    ``send``, catches it; no one else may (review of pass c67)."""
+
+
 def cut_when_revoked(scope: Scope, send: Send, caller: Caller, tokens: TokenRegistry) -> Send:
     """``send`` for a REST request, cutting its streamed body once ``caller``'s token is
     revoked (module docstring); ``/mcp``'s streams end cleanly instead (``_NamespaceGuard``
@@ -75,7 +82,7 @@ def cut_when_revoked(scope: Scope, send: Send, caller: Caller, tokens: TokenRegi
     async def checked(message: Message) -> None:
         nonlocal chunks, cut
         if cut:
-            return
+            raise StreamCut
         if message["type"] == "http.response.body" and message.get("more_body", False):
             chunks += 1
             due = (chunks - 1) % REST_CHECK_EVERY == 0
@@ -87,7 +94,7 @@ def cut_when_revoked(scope: Scope, send: Send, caller: Caller, tokens: TokenRegi
                     chunks - 1,
                     token_id,
                 )
-                return
+                raise StreamCut
         await send(message)
 
     return checked
