@@ -23,15 +23,17 @@ export class ApiError extends Error {
 /**
  * The server could not be reached (fetch's TypeError, "Failed to fetch"): a request that
  * never got an answer. Said as what happened and what to do, not the browser's words.
+ * ``changes``: the request asked for a change (whether it was made is not known); a read,
+ * even one sent as a POST (a search), is only to be tried again.
  */
 export class NetworkError extends ApiError {
-  constructor(method) {
+  constructor(changes) {
     super(0, {
       error: {
         type: "network_error",
         message: "the recalld server did not answer (it may have stopped, or the network is"
-          + " down)" + (method === "GET" ? "" : ": whether the change was made is not known,"
-          + " so look before you try it again")
+          + " down)" + (changes ? ": whether the change was made is not known,"
+          + " so look before you try it again" : "")
           + "; check that `recalld serve` is running, then try again",
       },
     });
@@ -39,11 +41,11 @@ export class NetworkError extends ApiError {
 }
 
 /** ``fetch``, its network failure turned into a :class:`NetworkError`. */
-async function reach(path, init) {
+async function reach(path, init, changes) {
   try {
     return await fetch(path, init);
   } catch (error) {
-    if (error instanceof TypeError) throw new NetworkError(init.method || "GET");
+    if (error instanceof TypeError) throw new NetworkError(changes);
     throw error;
   }
 }
@@ -100,14 +102,14 @@ export function createApi(session, onUnauthorized) {
    * shows) for the page to offer, rather than the page being replaced by the sign-in form
    * at once: an edit in the form was lost without a word when its token was revoked.
    */
-  async function request(method, path, { params, body, contentType, ifMatch, versioned, keepPage } = {}) {
+  async function request(method, path, { params, body, contentType, ifMatch, versioned, keepPage, reads } = {}) {
     const init = { method, headers: headers(), cache: "no-store", credentials: "omit" };
     if (ifMatch) init.headers["If-Match"] = ifMatch;
     if (body !== undefined) {
       init.headers["Content-Type"] = contentType || "application/json";
       init.body = contentType ? body : JSON.stringify(body);
     }
-    const response = await reach(path + query(params), init);
+    const response = await reach(path + query(params), init, method !== "GET" && !reads);
     const data = await readBody(response);
     if (!response.ok) {
       const refused = new ApiError(response.status, data);
@@ -124,6 +126,16 @@ export function createApi(session, onUnauthorized) {
     headers,
     get: (path, params) => request("GET", path, { params }),
     post: (path, body, params) => request("POST", path, { body: body ?? {}, params }),
+    /**
+     * A POST of what the user typed (a form, a batch): on a 401 the page is kept, with
+     * what was typed, and the error carries ``signIn`` (see ``keepPage``).
+     */
+    postKept: (path, body) => request("POST", path, { body: body ?? {}, keepPage: true }),
+    /**
+     * A POST that only reads (a search, an explanation, a place recall): a server that
+     * does not answer is said as for a GET, not as a change whose fate is unknown.
+     */
+    read: (path, body, params) => request("POST", path, { body: body ?? {}, params, reads: true }),
     patch: (path, body) => request("PATCH", path, { body }),
     /** A GET answering ``{data, version}``: the body and its ETag (null when none). */
     getVersioned: (path, params) => request("GET", path, { params, versioned: true }),
@@ -140,7 +152,7 @@ export function createApi(session, onUnauthorized) {
     async download(path, params) {
       const response = await reach(path + query(params), {
         headers: headers({ Accept: "*/*" }), cache: "no-store", credentials: "omit",
-      });
+      }, false);
       if (!response.ok) {
         if (response.status === 401 && onUnauthorized) onUnauthorized();
         throw new ApiError(response.status, await readBody(response));
@@ -177,7 +189,7 @@ export function createApi(session, onUnauthorized) {
             reject(new ApiError(transfer.status, data));
           }
         });
-        transfer.addEventListener("error", () => reject(new NetworkError("POST")));
+        transfer.addEventListener("error", () => reject(new NetworkError(true)));
         transfer.send(file);
       });
     },

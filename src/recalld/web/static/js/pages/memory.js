@@ -42,7 +42,7 @@ function placeText(place) {
 async function neighboursOf(api, session, memory, navigate) {
   // A place-only context recall: the memories stored nearest this one (no side effects),
   // as many as RECALLD_MAX_LIMIT lets one recall ask.
-  const hits = await api.post("/v1/context/recall", {
+  const hits = await api.read("/v1/context/recall", {
     lat: memory.place.lat, lon: memory.place.lon, k: session.limit(NEIGHBOURS + 1),
   });
   return hits
