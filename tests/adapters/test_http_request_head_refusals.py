@@ -92,3 +92,20 @@ async def test_http_malformed_request_line_is_400_in_json() -> None:
     error = json.loads(body)["error"]
     assert error["type"] == "bad_request"
     assert "not a valid HTTP/1.1 request" in error["message"]
+
+
+async def test_http_malformed_request_line_with_a_large_body_is_400_not_431() -> None:
+    # A request line with a space in its path, its body (over 16 KiB) sent with its head:
+    # everything waiting unparsed was counted as head, and the client was told to send
+    # shorter headers, which were a few bytes.
+    body = b"x" * 40_000
+    request = (
+        b"POST /v1/import?note=a b HTTP/1.1\r\nHost: x\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
+    async with _serving() as port:
+        status, headers, answer = await _answer(port, request)
+    assert status.startswith(b"HTTP/1.1 400 "), status
+    assert json.loads(answer)["error"]["type"] == "bad_request"

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import ClassVar
 
 import h11
@@ -84,9 +85,14 @@ class BoundedRequestHead(H11Protocol):
     def send_400_response(self, msg: str) -> None:
         """Refuse a request h11 could not parse in the JSON shape of every refusal (module
         docstring), then close the connection, as uvicorn does (``msg`` is its wording)."""
-        buffered = len(self.conn.trailing_data[0])
+        # uvicorn calls this while it handles h11's RemoteProtocolError, whose status hint
+        # is 431 for a head over the limit without its end (and 400 for the rest). What
+        # waited unparsed was no measure: a malformed head whose body came with it has the
+        # body waiting, and was told to send shorter headers (review of pass c67).
+        error = sys.exc_info()[1]
+        too_large = getattr(error, "error_status_hint", None) == 431
         limit = self.config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
-        status, body = head_refusal(buffered, limit)
+        status, body = head_refusal(too_large, limit)
         headers = [
             (b"content-type", b"application/json"),
             (b"x-content-type-options", b"nosniff"),
@@ -131,10 +137,10 @@ class BoundedRequestHead(H11Protocol):
             self.transport.close()
 
 
-def head_refusal(buffered: int, limit: int) -> tuple[int, bytes]:
-    """The status and JSON body refusing a request h11 could not parse, of which
-    ``buffered`` bytes wait unparsed (over ``limit``: a request head too large)."""
-    if buffered > limit:
+def head_refusal(too_large: bool, limit: int) -> tuple[int, bytes]:
+    """The status and JSON body refusing a request h11 could not parse: ``too_large``, a
+    request head over ``limit`` bytes without its end."""
+    if too_large:
         status, type_, field = 431, "request_header_fields_too_large", "headers"
         message = (
             f"the request head (request line and headers) is larger than {limit} bytes, the"
