@@ -108,4 +108,5 @@ async def test_http_malformed_request_line_with_a_large_body_is_400_not_431() ->
     async with _serving() as port:
         status, headers, answer = await _answer(port, request)
     assert status.startswith(b"HTTP/1.1 400 "), status
+    assert headers[b"content-type"] == b"application/json"
     assert json.loads(answer)["error"]["type"] == "bad_request"
