@@ -98,7 +98,7 @@ def test_browser_intention_form_comes_back_after_a_request_that_failed(
     element(driver, "#intention-action").send_keys("water the ferns")
     element(driver, "#intention-at").send_keys("tomorrow at 9")
     element(driver, "#intention-submit").click()
-    text_appears(driver, "#intention-form-notice", "Failed to fetch")
+    text_appears(driver, "#intention-form-notice", "the recalld server did not answer")
     assert driver.execute_script("return window.__failed") == 1
     wait_for(
         driver,

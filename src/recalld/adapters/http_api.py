@@ -60,7 +60,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, QueryParams
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Mount, Route
+from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from recalld import _validate as check
@@ -82,9 +82,11 @@ from recalld.adapters.http_mcp_sessions import owned_by
 from recalld.adapters.http_metrics import RequestMetrics, StoreCollector
 from recalld.adapters.http_models import BodyFieldError, cap_request_counts
 from recalld.adapters.http_origin import foreign_page
+from recalld.adapters.http_paths import route_methods
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
-from recalld.adapters.http_streams import end_when_revoked
+from recalld.adapters.http_streams import StreamCut, cut_when_revoked, end_when_revoked
+from recalld.adapters.http_token_share import TokenShare
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
 from recalld.errors import (
@@ -176,6 +178,12 @@ HTTP_ERROR_TYPES = {
     503: "unavailable",
 }
 UNAUTHORIZED_HEADERS = {"WWW-Authenticate": "Bearer"}
+# Headers by which a proxy names the client it forwarded for. The address uvicorn gives a
+# request is rewritten from X-Forwarded-For by a peer in FORWARDED_ALLOW_IPS (read from
+# the environment; with `*`, the first address named, which the client wrote), so a
+# request carrying any of them is never trusted without a token: recalld decides who is
+# on this machine by the connection alone (review of pass c67).
+FORWARDING_HEADERS = ("X-Forwarded-For", "Forwarded", "X-Real-IP")
 
 
 UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
@@ -302,21 +310,6 @@ def _allowed_methods(request: Request) -> str:
     return ", ".join(sorted(methods))
 
 
-def _route_methods(routes: Sequence[Any]) -> list[tuple[Any, frozenset[str]]]:
-    """(path regex, methods) of every route of the app (for ``Allow`` on a 405): the API's,
-    ``/healthz``, ``/metrics``, ``/openapi.json``, the browser's pages and its ``/ui/``
-    files (a mount of static files, which serve GET and HEAD); an ``Allow`` left empty
-    there said that nothing at all may be asked of them."""
-    found = []
-    for route in routes:
-        served = getattr(route, "methods", None)
-        methods = frozenset({"GET", "HEAD"}) if isinstance(route, Mount) else served
-        pattern = getattr(route, "path_regex", None)
-        if methods and pattern is not None:
-            found.append((pattern, frozenset(methods)))
-    return found
-
-
 def _http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StarletteHTTPException)
     status = error.status_code
@@ -407,6 +400,7 @@ class _Authentication:
                 authorization,
                 client_host,
                 headers.get("host", ""),
+                next((name for name in FORWARDING_HEADERS if name in headers), None),
                 foreign_page(
                     str(scope.get("method", "")),
                     str(scope["path"]),
@@ -445,10 +439,20 @@ class _Authentication:
             await refusal(scope, receive, send)
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
-        await self.app(scope, receive, send)
+        try:
+            await self.app(scope, receive, cut_when_revoked(scope, send, caller, self.tokens))
+        except StreamCut:
+            # Its token was revoked mid-stream (logged there): the body stays without its
+            # end, and uvicorn closes the connection, so the client's read fails.
+            return
 
     def _caller(
-        self, authorization: str | None, client_host: str, host: str, foreign: str | None
+        self,
+        authorization: str | None,
+        client_host: str,
+        host: str,
+        forwarded: str | None,
+        foreign: str | None,
     ) -> Caller:
         if authorization is not None:
             scheme, _, token = authorization.partition(" ")
@@ -457,6 +461,12 @@ class _Authentication:
             return self.tokens.authenticate(token.strip())
         if self.require_auth or self.tokens.any_active():
             raise AuthenticationError("a bearer token is required")
+        if forwarded is not None:
+            raise AuthenticationError(
+                f"without a token a request a proxy forwarded (it carries {forwarded}) is not"
+                " trusted, whatever address it names: create a token (`recalld token create`)"
+                " and send it, or reach this server directly"
+            )
         if not is_loopback(client_host):
             raise AuthenticationError("a bearer token is required from outside this machine")
         if not is_loopback(host_name(host)):
@@ -595,7 +605,7 @@ def create_app(
         else:
             app.mount(mount.path, mount.app)
     included = [route for router in routers for route in router.routes]
-    app.state.route_methods = _route_methods([*included, *app.router.routes])
+    app.state.route_methods = route_methods([*included, *app.router.routes])
 
     app.add_exception_handler(RecalldError, _recalld_error)
     app.add_exception_handler(RequestValidationError, _request_validation_error)
@@ -610,6 +620,7 @@ def create_app(
         refuse=_too_large,
     )
     app.add_middleware(_UrlText)  # after the token is checked, before any route
+    app.add_middleware(TokenShare)  # after the token is checked: its requests at once
     app.add_middleware(
         _Authentication,
         tokens=registry,

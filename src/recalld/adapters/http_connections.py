@@ -14,19 +14,28 @@ read (a 404, a 401) is no app's: uvicorn stopped its keep-alive timer at that bo
 byte and started none, so one more byte held the connection for good. That rest of a
 body has as long to arrive as a request head (nginx's ``lingering_time``, 30 s, bounds
 the same wait); once it is whole, the connection is idle as after a response.
+
+A request uvicorn cannot parse was answered ``400`` in plain text, "Invalid HTTP request
+received.", the same for a malformed request line as for a header block over h11's
+16 KiB limit, and never in the ``{"error": ...}`` shape of every other refusal:
+:meth:`BoundedRequestHead.send_400_response` answers in that shape, ``431`` naming the
+limit for a request head too large.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import sys
 from typing import ClassVar
 
 import h11
+from h11._connection import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE  # what uvicorn passes h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from recalld.adapters._network import KEEP_ALIVE_SECONDS
 
-__all__ = ["REQUEST_HEAD_SECONDS", "BoundedRequestHead"]
+__all__ = ["REQUEST_HEAD_SECONDS", "BoundedRequestHead", "head_refusal"]
 
 # How long a request head (request line and headers, a few hundred bytes) may take to
 # arrive once it started: nginx's client_header_timeout is 60 s, a body's stall limit 30 s.
@@ -73,6 +82,31 @@ class BoundedRequestHead(H11Protocol):
         self._disarm()
         super().connection_lost(exc)
 
+    def send_400_response(self, msg: str) -> None:
+        """Refuse a request h11 could not parse in the JSON shape of every refusal (module
+        docstring), then close the connection, as uvicorn does (``msg`` is its wording)."""
+        # uvicorn calls this while it handles h11's RemoteProtocolError, whose status hint
+        # is 431 for a head over the limit without its end (and 400 for the rest). What
+        # waited unparsed was no measure: a malformed head whose body came with it has the
+        # body waiting, and was told to send shorter headers (review of pass c67).
+        error = sys.exc_info()[1]
+        too_large = getattr(error, "error_status_hint", None) == 431
+        limit = self.config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
+        status, body = head_refusal(too_large, limit)
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"x-content-type-options", b"nosniff"),
+            (b"cache-control", b"no-store"),
+            (b"connection", b"close"),
+        ]
+        for event in (
+            h11.Response(status_code=status, headers=headers),
+            h11.Data(data=body),
+            h11.EndOfMessage(),
+        ):
+            self.transport.write(self.conn.send(event) or b"")
+        self.transport.close()
+
     def _holds_no_request(self) -> bool:
         """No request is being served: none is whole yet (h11 holds what arrived of a head
         until it is), or the rest of the body of a request answered already is arriving."""
@@ -101,3 +135,22 @@ class BoundedRequestHead(H11Protocol):
         self._deadline = None
         if self._holds_no_request() and not self.transport.is_closing():
             self.transport.close()
+
+
+def head_refusal(too_large: bool, limit: int) -> tuple[int, bytes]:
+    """The status and JSON body refusing a request h11 could not parse: ``too_large``, a
+    request head over ``limit`` bytes without its end."""
+    if too_large:
+        status, type_, field = 431, "request_header_fields_too_large", "headers"
+        message = (
+            f"the request head (request line and headers) is larger than {limit} bytes, the"
+            " limit; send shorter headers (a token, a namespace and a few others fit)"
+        )
+    else:
+        status, type_, field = 400, "bad_request", "request"
+        message = (
+            "is not a valid HTTP/1.1 request (its request line or a header is malformed);"
+            " nothing was done"
+        )
+    error = {"type": type_, "field": field, "message": message}
+    return status, json.dumps({"error": error}).encode()

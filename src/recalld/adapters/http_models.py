@@ -153,13 +153,24 @@ def refuse_constant(name: str) -> Any:
     raise BodyFieldError("body", f"{name} is not valid JSON")
 
 
-def strict_json_loads(data: bytes | str) -> Any:
+def strict_json_loads(data: bytes | str, content_type: str | None = None) -> Any:
     """Parse JSON refusing ``NaN``/``Infinity``, nesting deep enough to exhaust a parser
-    (see :func:`recalld._validate.load_json`) and strings with unpaired surrogates."""
+    (see :func:`recalld._validate.load_json`) and strings with unpaired surrogates.
+
+    A body that is not UTF-8 is refused saying UTF-8 is the one encoding read (RFC 8259),
+    and naming the charset ``content_type`` (the request's header) declared, if any: a
+    body sent as ``charset=latin-1`` was refused "is not valid UTF-8", which did not say
+    that the charset was the fault nor what to send instead."""
     try:
         value = check.load_json(data, "body")
-    except UnicodeDecodeError:
-        raise BodyFieldError("body", "is not valid UTF-8") from None
+    except UnicodeDecodeError as error:
+        declared = _declared_charset(content_type)
+        said = f"the request declares charset {declared[:40]!r}, " if declared else ""
+        raise BodyFieldError(
+            "body",
+            f"is not valid UTF-8 (byte {error.start}): {said}a JSON body is read as UTF-8"
+            " only; send it encoded as UTF-8 with Content-Type: application/json",
+        ) from None
     except ValidationError as error:
         if error.message.startswith("is not JSON") and "digits" not in error.message:
             # FastAPI words malformed JSON itself (with the position).
@@ -192,10 +203,20 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result
 
 
+def _declared_charset(content_type: str | None) -> str | None:
+    """The ``charset`` parameter of a ``Content-Type`` header, without quotes; None if none."""
+    for parameter in (content_type or "").split(";")[1:]:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset":
+            return value.strip().strip('"')
+    return None
+
+
 class _StrictJSONRequest(Request):
     async def json(self) -> Any:
         if not hasattr(self, "_json"):
-            self._json = strict_json_loads(await self.body())
+            given = self.headers.get("content-type")
+            self._json = strict_json_loads(await self.body(), given)
         return self._json
 
 

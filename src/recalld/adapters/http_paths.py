@@ -10,9 +10,13 @@ like any other (a key with a newline: 422 naming ``key`` and the rule).
 
 from __future__ import annotations
 
-from starlette.convertors import Convertor, register_url_convertor
+from collections.abc import Sequence
+from typing import Any
 
-__all__ = ["VERBATIM", "route_label"]
+from starlette.convertors import Convertor, register_url_convertor
+from starlette.routing import Mount
+
+__all__ = ["VERBATIM", "route_label", "route_methods"]
 
 VERBATIM = "verbatim"
 
@@ -38,3 +42,18 @@ def route_label(template: str) -> str:
 # Starlette keeps its convertors in one table by name; registering the same name again
 # replaces it with an equal convertor, so importing this module twice is harmless.
 register_url_convertor(VERBATIM, _VerbatimConvertor())
+
+
+def route_methods(routes: Sequence[Any]) -> list[tuple[Any, frozenset[str]]]:
+    """(path regex, methods) of every route of the app (for ``Allow`` on a 405): the API's,
+    ``/healthz``, ``/metrics``, ``/openapi.json``, the browser's pages and its ``/ui/``
+    files (a mount of static files, which serve GET and HEAD); an ``Allow`` left empty
+    there said that nothing at all may be asked of them."""
+    found = []
+    for route in routes:
+        served = getattr(route, "methods", None)
+        methods = frozenset({"GET", "HEAD"}) if isinstance(route, Mount) else served
+        pattern = getattr(route, "path_regex", None)
+        if methods and pattern is not None:
+            found.append((pattern, frozenset(methods)))
+    return found

@@ -9,6 +9,13 @@ revocation the response is ended, and whatever the endpoint still sends on it is
 dropped (it can no longer reach the client). A re-check the token store cannot
 answer (a PostgreSQL restart) keeps the verdict of the last one: the stream is not
 torn down mid-body for a blip, and what it carries is read from that same store.
+
+A REST stream (``GET /v1/export``, JSON lines) outlived its token the same way: an export
+started before ``recalld token revoke`` went on to its last memory. :func:`cut_when_revoked`
+checks the token at its first chunk and every :data:`REST_CHECK_EVERY` after (an export
+sends a chunk per memory), and once the token is revoked cuts the body without its end:
+the client's read fails (curl: "transfer closed with outstanding read data remaining")
+rather than taking a shortened export for a whole one.
 """
 
 from __future__ import annotations
@@ -16,12 +23,15 @@ from __future__ import annotations
 import logging
 
 from starlette.concurrency import run_in_threadpool
-from starlette.types import Message, Send
+from starlette.types import Message, Scope, Send
 
 from recalld.errors import StorageError
 from recalld.tokens import Caller, TokenRegistry
 
-__all__ = ["end_when_revoked"]
+__all__ = ["REST_CHECK_EVERY", "StreamCut", "cut_when_revoked", "end_when_revoked"]
+
+# How many chunks of a REST stream go between two checks of its token (one read each).
+REST_CHECK_EVERY = 256
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +57,44 @@ def end_when_revoked(send: Send, caller: Caller, tokens: TokenRegistry) -> Send:
             ended = True
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             return
+        await send(message)
+
+    return checked
+
+
+class StreamCut(Exception):  # noqa: N818 - a signal between two layers, not an error
+    """Raised out of ``send`` once a REST stream is cut, so that the endpoint stops: it went
+    on reading its whole export (sending it nowhere), its client waiting for an end that
+    would never come and its token's share held. The authentication layer, which wrapped
+    ``send``, catches it; no one else may (review of pass c67)."""
+
+
+def cut_when_revoked(scope: Scope, send: Send, caller: Caller, tokens: TokenRegistry) -> Send:
+    """``send`` for a REST request, cutting its streamed body once ``caller``'s token is
+    revoked (module docstring); ``/mcp``'s streams end cleanly instead (``_NamespaceGuard``
+    wraps them in :func:`end_when_revoked`), and a trusted caller's are never cut."""
+    token_id = caller.token_id
+    if token_id is None or str(scope.get("path", "")).startswith("/mcp"):
+        return send
+    chunks = 0
+    cut = False
+
+    async def checked(message: Message) -> None:
+        nonlocal chunks, cut
+        if cut:
+            raise StreamCut
+        if message["type"] == "http.response.body" and message.get("more_body", False):
+            chunks += 1
+            due = (chunks - 1) % REST_CHECK_EVERY == 0
+            if due and not await run_in_threadpool(_still_active, tokens, token_id):
+                cut = True
+                logger.warning(
+                    "cut the stream of %s after %d chunks: token %s was revoked",
+                    scope.get("path"),
+                    chunks - 1,
+                    token_id,
+                )
+                raise StreamCut
         await send(message)
 
     return checked

@@ -34,6 +34,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -78,8 +79,9 @@ from recalld.store.postgres_transaction import PostgresTransaction
 from recalld.store.schema_guard import newer_schema_error, refuse_newer_schema
 from recalld.store.sql import (
     HELD_NAMESPACES,
+    counts_of,
+    counts_sql,
     escape_like,
-    grouped_counts,
     source_window,
     substring_pattern,
 )
@@ -422,25 +424,9 @@ class PostgresStore(PostgresTokens):
 
     def counts(self, scope: Scope) -> Counts:
         params = Parameters()
-        where = scope_sql(scope, params)
-
-        def grouped(column: str) -> dict[str, int]:
-            sql = f"SELECT {column}, count(*) FROM memories m WHERE {where} GROUP BY 1"
-            return grouped_counts(self._read(sql, params))
-
-        by_namespace = grouped("m.namespace")
-        expired = self._read(
-            "SELECT count(*) FROM memories m WHERE m.expires_at <= %(now)s"
-            " AND m.namespace = ANY(%(names)s)",
-            {"now": scope.now, "names": list(scope.namespaces)},
-        )
-        return Counts(
-            count=sum(by_namespace.values()),
-            by_category=grouped("m.category"),
-            by_kind=grouped("m.kind"),
-            by_namespace=by_namespace,
-            expired=int(expired[0][0]),
-        )
+        now = params.bind("now", scope.now)
+        where = scope_sql(replace(scope, include_expired=True), params)
+        return counts_of(self._read(counts_sql(scope, where, now), params))
 
     def iterate(self, scope: Scope) -> Iterator[Memory]:
         last_seq = 0

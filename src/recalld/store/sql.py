@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from recalld.store.base import Scope
+from recalld.store.base import Counts, Scope
 from recalld.store.retrieval import TURN_KIND
 
 __all__ = [
@@ -68,6 +68,48 @@ def grouped_counts(rows: Iterable[Sequence[Any]]) -> dict[str, int]:
         name = UNCATEGORIZED if value is None else str(value)
         counts[name] = counts.get(name, 0) + int(count)
     return counts
+
+
+def counts_sql(scope: Scope, where: str, now: str, table: str = "memories m") -> str:
+    """The one query behind :meth:`Store.counts`: rows ``(namespace, category, kind,
+    visible, expired)`` grouped by the first three, over the rows ``where`` admits (the
+    scope's clause with expired rows included), ``now`` the placeholder of its clock.
+
+    One pass over the rows: three ``GROUP BY`` queries and an expired count were four
+    (``/v1/stats``, which the browser reads on every search page, took 1.7-2.2 s at
+    50,000 memories, and a timeline ran the four per bucket). ``table`` is the table as
+    named in ``FROM`` (SQLite may be told to scan it rather than use an index)."""
+    visible = "1 = 1" if scope.include_expired else f"m.expires_at IS NULL OR m.expires_at > {now}"
+    return (
+        "SELECT m.namespace, m.category, m.kind,"
+        f" sum(CASE WHEN {visible} THEN 1 ELSE 0 END),"
+        f" sum(CASE WHEN m.expires_at <= {now} THEN 1 ELSE 0 END)"
+        f" FROM {table} WHERE {where} GROUP BY m.namespace, m.category, m.kind"
+    )
+
+
+def counts_of(rows: Iterable[Sequence[Any]]) -> Counts:
+    """:class:`Counts` from the rows of :func:`counts_sql` (exact, as counted in its pass).
+    A group whose rows are all expired counts only as expired (no namespace, category or
+    kind entry of 0)."""
+    by_namespace: list[tuple[Any, int]] = []
+    by_category: list[tuple[Any, int]] = []
+    by_kind: list[tuple[Any, int]] = []
+    expired = 0
+    for namespace, category, kind, visible, expired_here in rows:
+        expired += int(expired_here or 0)
+        if visible:
+            by_namespace.append((namespace, int(visible)))
+            by_category.append((category, int(visible)))
+            by_kind.append((kind, int(visible)))
+    namespaces = grouped_counts(by_namespace)
+    return Counts(
+        count=sum(namespaces.values()),
+        by_category=grouped_counts(by_category),
+        by_kind=grouped_counts(by_kind),
+        by_namespace=namespaces,
+        expired=expired,
+    )
 
 
 def substring_pattern(text: str) -> str:

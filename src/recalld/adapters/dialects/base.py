@@ -125,37 +125,49 @@ class Subscribers:
     """
 
     def __init__(self) -> None:
-        self._sessions: dict[str, list[Any]] = {}
+        # By URI, each subscriber by its identity (in subscription order); and by identity,
+        # the URIs it subscribed to. Each was a list searched whole: a subscribe, an
+        # unsubscribe or a session's end cost as many steps as there were subscribers (or
+        # URIs), so many sessions subscribing took time quadratic in their number.
+        self._sessions: dict[str, dict[int, Any]] = {}
+        self._uris: dict[int, set[str]] = {}
         self._lock = threading.Lock()
 
     def add(self, uri: str, session: Any) -> None:
         """Remember that ``session`` wants updates of ``uri`` (once, however often asked)."""
         with self._lock:
-            sessions = self._sessions.setdefault(uri, [])
-            if all(existing is not session for existing in sessions):
-                sessions.append(session)
+            self._sessions.setdefault(uri, {})[id(session)] = session
+            self._uris.setdefault(id(session), set()).add(uri)
 
     def remove(self, uri: str, session: Any) -> None:
         """Forget one subscription (unsubscribe, or a session that stopped reading)."""
         with self._lock:
-            sessions = self._sessions.get(uri, [])
-            kept = [existing for existing in sessions if existing is not session]
-            if kept:
-                self._sessions[uri] = kept
-            else:
-                self._sessions.pop(uri, None)
+            self._forget(uri, session)
 
     def drop(self, session: Any) -> None:
         """Forget every subscription of ``session`` (it ended)."""
         with self._lock:
-            uris = list(self._sessions)
-        for uri in uris:
-            self.remove(uri, session)
+            for uri in list(self._uris.get(id(session), ())):
+                self._forget(uri, session)
+
+    def _forget(self, uri: str, session: Any) -> None:
+        """Forget that ``session`` wants ``uri`` (the lock held). An id is the session's only
+        while it is held here (the dict keeps it alive), so no other object has it."""
+        sessions = self._sessions.get(uri)
+        if sessions is None or sessions.get(id(session)) is not session:
+            return
+        del sessions[id(session)]
+        if not sessions:
+            del self._sessions[uri]
+        uris = self._uris[id(session)]
+        uris.discard(uri)
+        if not uris:
+            del self._uris[id(session)]
 
     def of(self, uri: str) -> list[Any]:
         """The sessions subscribed to ``uri`` now."""
         with self._lock:
-            return list(self._sessions.get(uri, []))
+            return list(self._sessions.get(uri, {}).values())
 
     def count(self) -> int:
         """How many subscriptions are held, over every URI."""

@@ -20,6 +20,36 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * The server could not be reached (fetch's TypeError, "Failed to fetch"): a request that
+ * never got an answer. Said as what happened and what to do, not the browser's words.
+ * ``changes``: the request asked for a change (whether it was made is not known); a read,
+ * even one sent as a POST (a search), is only to be tried again.
+ */
+export class NetworkError extends ApiError {
+  constructor(changes) {
+    super(0, {
+      error: {
+        type: "network_error",
+        message: "the recalld server did not answer (it may have stopped, or the network is"
+          + " down)" + (changes ? ": whether the change was made is not known,"
+          + " so look before you try it again" : "")
+          + "; check that `recalld serve` is running, then try again",
+      },
+    });
+  }
+}
+
+/** ``fetch``, its network failure turned into a :class:`NetworkError`. */
+async function reach(path, init, changes) {
+  try {
+    return await fetch(path, init);
+  } catch (error) {
+    if (error instanceof TypeError) throw new NetworkError(changes);
+    throw error;
+  }
+}
+
 function query(parameters) {
   const search = new URLSearchParams();
   for (const [name, value] of Object.entries(parameters || {})) {
@@ -67,18 +97,27 @@ export function createApi(session, onUnauthorized) {
     return result;
   }
 
-  async function request(method, path, { params, body, contentType, ifMatch, versioned } = {}) {
+  /**
+   * ``keepPage``: on a 401 the error carries ``signIn`` (the sign-in ``onUnauthorized``
+   * shows) for the page to offer, rather than the page being replaced by the sign-in form
+   * at once: an edit in the form was lost without a word when its token was revoked.
+   */
+  async function request(method, path, { params, body, contentType, ifMatch, versioned, keepPage, reads } = {}) {
     const init = { method, headers: headers(), cache: "no-store", credentials: "omit" };
     if (ifMatch) init.headers["If-Match"] = ifMatch;
     if (body !== undefined) {
       init.headers["Content-Type"] = contentType || "application/json";
       init.body = contentType ? body : JSON.stringify(body);
     }
-    const response = await fetch(path + query(params), init);
+    const response = await reach(path + query(params), init, method !== "GET" && !reads);
     const data = await readBody(response);
     if (!response.ok) {
-      if (response.status === 401 && onUnauthorized) onUnauthorized();
-      throw new ApiError(response.status, data);
+      const refused = new ApiError(response.status, data);
+      if (response.status === 401 && onUnauthorized) {
+        if (!keepPage) onUnauthorized();
+        else refused.signIn = onUnauthorized;
+      }
+      throw refused;
     }
     return versioned ? { data, version: response.headers.get("ETag") } : data;
   }
@@ -87,6 +126,16 @@ export function createApi(session, onUnauthorized) {
     headers,
     get: (path, params) => request("GET", path, { params }),
     post: (path, body, params) => request("POST", path, { body: body ?? {}, params }),
+    /**
+     * A POST of what the user typed (a form, a batch): on a 401 the page is kept, with
+     * what was typed, and the error carries ``signIn`` (see ``keepPage``).
+     */
+    postKept: (path, body) => request("POST", path, { body: body ?? {}, keepPage: true }),
+    /**
+     * A POST that only reads (a search, an explanation, a place recall): a server that
+     * does not answer is said as for a GET, not as a change whose fate is unknown.
+     */
+    read: (path, body, params) => request("POST", path, { body: body ?? {}, params, reads: true }),
     patch: (path, body) => request("PATCH", path, { body }),
     /** A GET answering ``{data, version}``: the body and its ETag (null when none). */
     getVersioned: (path, params) => request("GET", path, { params, versioned: true }),
@@ -95,15 +144,15 @@ export function createApi(session, onUnauthorized) {
      * it (412) if the resource changed since. Answers ``{data, version}``.
      */
     patchVersioned: (path, body, version) => request("PATCH", path, {
-      body, ifMatch: version || undefined, versioned: true,
+      body, ifMatch: version || undefined, versioned: true, keepPage: true,
     }),
     /** A DELETE; with ``version`` (an ETag) made from that copy (If-Match: 412 if changed). */
     remove: (path, version) => request("DELETE", path, { ifMatch: version || undefined }),
     /** The raw response of a GET (for downloads), with the same headers. */
     async download(path, params) {
-      const response = await fetch(path + query(params), {
+      const response = await reach(path + query(params), {
         headers: headers({ Accept: "*/*" }), cache: "no-store", credentials: "omit",
-      });
+      }, false);
       if (!response.ok) {
         if (response.status === 401 && onUnauthorized) onUnauthorized();
         throw new ApiError(response.status, await readBody(response));
@@ -140,7 +189,7 @@ export function createApi(session, onUnauthorized) {
             reject(new ApiError(transfer.status, data));
           }
         });
-        transfer.addEventListener("error", () => reject(new ApiError(0, null)));
+        transfer.addEventListener("error", () => reject(new NetworkError(true)));
         transfer.send(file);
       });
     },

@@ -143,7 +143,7 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
     applyButton.disabled = true;
     refused.hidden = true;
     try {
-      const result = await api.post(`/v1/core/${target.id}`, { operations });
+      const result = await api.postKept(`/v1/core/${target.id}`, { operations });
       operations.length = 0;
       state = { ...state, entries: result.entries, chars: result.chars, limit: result.limit };
       renderEntries();
@@ -159,10 +159,19 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
           h("ol", {}, detail.entries.map((entry) => h("li", {}, entry))),
           h("p", {}, "Nothing was changed. Remove or shorten entries in the same batch to make room."));
         refused.hidden = false;
+      } else if (error.status === 401) {
+        // The page is kept (postKept): the sign-in form would replace it, and the batch.
+        status(notice, [
+          "Not applied: the server no longer accepts your token (it was revoked, or the"
+          + " server's tokens changed). Your batch is still listed: copy what you wrote,"
+          + " then ",
+          h("button", { type: "button", id: `core-${target.id}-sign-in`, onclick: () => error.signIn?.() },
+            "sign in again"),
+        ], "error");
       } else {
         status(notice, error.describe ? error.describe() : error.message, "error");
       }
-      if (error.status !== 401) await reload();  // a 401 has the sign-in form shown
+      if (error.status !== 401) await reload();  // a 401 keeps the batch, as it was
     } finally {
       applying = false;
       applyButton.disabled = !operations.length;

@@ -119,7 +119,7 @@ export async function render(root, { api, navigate, session, mayFocus }, memoryI
     if (inputs.minScore.value !== "") body.min_score = Number(inputs.minScore.value);
     status(notice, "Explaining…");
     try {
-      const explanation = await api.post("/v1/explain", body);
+      const explanation = await api.read("/v1/explain", body);
       if (ticket !== generation) return;
       previous = { namespace: session.namespace, values, explanation };
       show(explanation);

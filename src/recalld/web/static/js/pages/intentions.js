@@ -169,7 +169,7 @@ function createForm(api, onCreated) {
       sending = true;
       setBusy(submit, true);
       try {
-        const created = await api.post("/v1/intentions", body);
+        const created = await api.postKept("/v1/intentions", body);
         status(formNotice, ["Remembered: ", userText(created.action, { quote: true }), "."], "success");
         replace(resolved, created.resolved.map((reading) => h("li", { dataset: { field: reading.field } },
           h("span", { class: "resolved-field" }, reading.field), ": ",
@@ -181,6 +181,17 @@ function createForm(api, onCreated) {
         inputs.zone.value = zone;
         await onCreated(created);
       } catch (error) {
+        if (error.status === 401) {
+          // The page is kept (postKept): the sign-in form would replace it, and the form.
+          status(formNotice, [
+            "Not remembered: the server no longer accepts your token (it was revoked, or"
+            + " the server's tokens changed). What you wrote is still in the form: copy it,"
+            + " then ",
+            h("button", { type: "button", id: "intention-sign-in", onclick: () => error.signIn?.() },
+              "sign in again"),
+          ], "error");
+          return;
+        }
         status(formNotice, error.describe ? error.describe() : error.message, "error");
       } finally {
         sending = false;

@@ -42,7 +42,7 @@ function placeText(place) {
 async function neighboursOf(api, session, memory, navigate) {
   // A place-only context recall: the memories stored nearest this one (no side effects),
   // as many as RECALLD_MAX_LIMIT lets one recall ask.
-  const hits = await api.post("/v1/context/recall", {
+  const hits = await api.read("/v1/context/recall", {
     lat: memory.place.lat, lon: memory.place.lon, k: session.limit(NEIGHBOURS + 1),
   });
   return hits
@@ -364,6 +364,17 @@ export async function render(root, context, id) {
             + " still in the form. ",
             h("button", { type: "button", id: "edit-reload", onclick: () => reload(EDIT_DISCARDED) },
               "Discard my edit and show the memory as it is now"),
+          ], "error");
+          return;
+        }
+        if (error.status === 401) {
+          // The page is kept (keepPage): the sign-in form would replace it, and the edit.
+          status(problem, [
+            "Not saved: the server no longer accepts your token (it was revoked, or the"
+            + " server's tokens changed). Your edit is still in the form: copy what you"
+            + " wrote, then ",
+            h("button", { type: "button", id: "edit-sign-in", onclick: () => error.signIn?.() },
+              "sign in again"),
           ], "error");
           return;
         }

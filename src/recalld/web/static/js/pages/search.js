@@ -59,7 +59,7 @@ export async function render(root, { api, navigate, session, mayFocus }) {
     const body = { query: inputs.query.value, limit: Number(inputs.limit.value), filters };
     status(notice, "Searching…");
     try {
-      const hits = await api.post("/v1/search", body);
+      const hits = await api.read("/v1/search", body);
       if (ticket !== generation) return;
       previous = { namespace: session.namespace, values };
       show(hits);

@@ -1,0 +1,112 @@
+"""A request uvicorn cannot parse is refused in the JSON shape of every other refusal.
+
+uvicorn answered it ``400`` in plain text ("Invalid HTTP request received."), a header
+block over h11's 16 KiB limit as a malformed request line: a client could not tell
+which, nor what the limit was. Each wait for the answer is bounded generously."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+import uvicorn
+from starlette.types import Receive, Scope, Send
+
+from recalld.adapters.http_connections import BoundedRequestHead
+
+pytestmark = pytest.mark.anyio
+
+WAIT_SECONDS = 30.0
+
+
+async def _hello(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] != "http":
+        return
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"5")]}
+    )
+    await send({"type": "http.response.body", "body": b"hello"})
+
+
+@asynccontextmanager
+async def _serving() -> AsyncIterator[int]:
+    """A uvicorn server of :class:`BoundedRequestHead` on a free loopback port; its port."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    port = int(listener.getsockname()[1])
+    config = uvicorn.Config(_hello, http=BoundedRequestHead, lifespan="off", log_level="critical")
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve(sockets=[listener]))
+    try:
+        with anyio.fail_after(WAIT_SECONDS):
+            while not server.started:
+                await asyncio.sleep(0.01)  # uvicorn sets a flag, not an event
+        yield port
+    finally:
+        server.should_exit = True
+        await task
+        listener.close()
+
+
+async def _answer(port: int, request: bytes) -> tuple[bytes, dict[bytes, bytes], bytes]:
+    """The status line, headers and body the server answers ``request`` with, then closes."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        with anyio.fail_after(WAIT_SECONDS):
+            answer = await reader.read()
+    finally:
+        writer.close()
+        await writer.wait_closed()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.split(b"\r\n")
+    headers = dict(line.lower().split(b": ", 1) for line in lines)
+    return status, headers, body
+
+
+async def test_http_request_head_too_large_is_431_naming_the_limit() -> None:
+    async with _serving() as port:
+        # A head over the limit and not ended, all read by the server before it answers (a
+        # client still sending when the server closes may be reset before it reads).
+        request = b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000
+        status, headers, body = await _answer(port, request)
+    assert status.startswith(b"HTTP/1.1 431 ")
+    assert headers[b"content-type"] == b"application/json"
+    error = json.loads(body)["error"]
+    assert error["type"] == "request_header_fields_too_large"
+    assert error["field"] == "headers"
+    assert "16384 bytes" in error["message"]
+
+
+async def test_http_malformed_request_line_is_400_in_json() -> None:
+    async with _serving() as port:
+        status, headers, body = await _answer(port, b"NOT HTTP AT ALL\r\n\r\n")
+    assert status.startswith(b"HTTP/1.1 400 ")
+    assert headers[b"content-type"] == b"application/json"
+    error = json.loads(body)["error"]
+    assert error["type"] == "bad_request"
+    assert "not a valid HTTP/1.1 request" in error["message"]
+
+
+async def test_http_malformed_request_line_with_a_large_body_is_400_not_431() -> None:
+    # A request line with a space in its path, its body (over 16 KiB) sent with its head:
+    # everything waiting unparsed was counted as head, and the client was told to send
+    # shorter headers, which were a few bytes.
+    body = b"x" * 40_000
+    request = (
+        b"POST /v1/import?note=a b HTTP/1.1\r\nHost: x\r\nContent-Length: "
+        + str(len(body)).encode()
+        + b"\r\n\r\n"
+        + body
+    )
+    async with _serving() as port:
+        status, headers, answer = await _answer(port, request)
+    assert status.startswith(b"HTTP/1.1 400 "), status
+    assert headers[b"content-type"] == b"application/json"
+    assert json.loads(answer)["error"]["type"] == "bad_request"
