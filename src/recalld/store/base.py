@@ -182,7 +182,10 @@ class Match:
 
 @dataclass(frozen=True)
 class Counts:
-    """Raw counts behind :class:`recalld.model.Stats`."""
+    """Raw counts behind :class:`recalld.model.Stats`.
+
+    Every count, ``expired`` included, is of the memories the scope's namespaces and
+    filters select (``expired``: those of them past their expiry, not yet purged)."""
 
     count: int
     by_category: dict[str, int]
