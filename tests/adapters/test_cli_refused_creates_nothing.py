@@ -87,3 +87,58 @@ def test_token_revoke_on_a_missing_database_revokes_nothing_and_creates_nothing(
     assert _exit_status(monkeypatch, "--db", str(db), "token", "revoke", "nope", "--json") == 1
     assert json.loads(capsys.readouterr().out) == {"revoked": False}
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "status", "answer"),
+    [
+        (("get", "an-id"), 1, "not_found"),
+        (("update", "an-id", "--title", "t"), 1, "not_found"),
+        (("explain", "tea", "an-id"), 1, "not_found"),
+        (("list",), 0, {"memories": [], "next_cursor": None}),
+        (("recent",), 0, {"memories": [], "next_cursor": None}),
+        (("search", "tea"), 0, []),
+        (("recall", "tea"), 0, []),
+        (("graph", "show", "Ada"), 1, "not_found"),
+        (("graph", "observations", "Ada"), 1, "not_found"),
+        (("graph", "entities"), 0, {"entities": [], "next_cursor": None}),
+        (("graph", "relations"), 0, {"relations": [], "next_cursor": None}),
+        (("core", "show"), 0, None),
+        (("core", "remove", "user", "tea"), 1, "validation_error"),
+        (("core", "patch", "user", "tea", "coffee"), 1, "validation_error"),
+        (("intentions",), 0, {"intentions": []}),
+        (("pending",), 0, []),
+    ],
+)
+def test_a_command_that_reads_or_changes_what_is_stored_creates_no_database(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    arguments: tuple[str, ...],
+    status: int,
+    answer: object,
+) -> None:
+    # Adversarial pass a67: each created an empty database at a mistyped --db, then
+    # answered as an empty database does. It still answers so, and says there is none.
+    db = tmp_path / "never.db"
+    assert _exit_status(monkeypatch, "--db", str(db), *arguments, "--json") == status
+    output = capsys.readouterr()
+    notice, *rest = output.err.splitlines()
+    assert notice == f"no database at {db}: nothing was created"
+    if status:
+        assert json.loads(rest[-1])["error"]["type"] == answer
+    elif answer is not None:
+        assert json.loads(output.out) == answer
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_command_that_writes_a_new_memory_still_creates_the_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "new.db"
+    arguments = ("core", "add", "user", "likes tea", "--json")
+    assert _exit_status(monkeypatch, "--db", str(db), *arguments) == 0
+    assert "created a new database" in capsys.readouterr().err
+    assert db.exists()
+    assert _exit_status(monkeypatch, "--db", str(db), "core", "remove", "user", "tea") == 0
+    assert "no database" not in capsys.readouterr().err

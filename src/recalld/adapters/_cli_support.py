@@ -11,6 +11,7 @@ import functools
 import json
 import re
 import sys
+import tempfile
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -59,6 +60,7 @@ class _State:
     settings: Settings
     service: MemoryService | None = None
     _console: Console | None = field(default=None, repr=False)
+    _scratch: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
 
     @property
     def console(self) -> Console:
@@ -77,16 +79,31 @@ class _State:
             return False
         return not Path(self.settings.db).exists()
 
-    def memory(self) -> MemoryService:
-        """The service, opened on first use; says on stderr when the database is new."""
+    def memory(self, *, existing: bool = False) -> MemoryService:
+        """The service, opened on first use; says on stderr when the database is new.
+
+        ``existing``: the command only reads or changes what is stored (``get``,
+        ``update``, ``list``, ``core remove``, ``graph show`` ...). On a ``--db`` that does
+        not exist it answers as an empty database does, from an empty one in a temporary
+        directory, and says on stderr that there is no database there: a mistyped
+        ``--db`` created a new, empty database to say "not found" (pass a67)."""
         if self.service is None:
             from recalld.service import MemoryService
 
+            settings = self.settings
+            if existing and self.no_database_yet():
+                self._scratch = tempfile.TemporaryDirectory(prefix="recalld-none-")
+                location = visible(str(self.settings.db))
+                click.echo(f"no database at {location}: nothing was created", err=True)
+                scratch = Path(self._scratch.name) / "empty.db"
+                settings = settings.model_copy(update={"db": scratch})
             migrations = MigrationProgress()
             try:
-                self.service = MemoryService.open(self.settings, on_migration=migrations)
+                self.service = MemoryService.open(settings, on_migration=migrations)
             finally:
                 migrations.stop()
+            if self._scratch is not None:
+                return self.service
             if self.service.store.created:
                 location = visible(self.service.store.location())
                 click.echo(f"created a new database at {location}", err=True)
@@ -97,6 +114,9 @@ class _State:
         if self.service is not None:
             self.service.close()
             self.service = None
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
 
 
 # Settings whose value may hold a password or key: an error about them never repeats it.
