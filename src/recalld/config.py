@@ -13,6 +13,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
+import pydantic
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import (
     BaseSettings,
@@ -21,7 +22,11 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from recalld import errors
 from recalld._location import CONNINFO_REFUSED, is_conninfo, is_postgres_url, redact_url
+
+# One problem of settings that do not validate: where, what, the value given.
+Problem = tuple[tuple[str, ...], str, Any]
 
 __all__ = [
     "MAX_COUNT",
@@ -30,6 +35,7 @@ __all__ = [
     "MAX_EMBEDDER_THREADS",
     "MAX_POOL_CONNECTIONS",
     "MAX_TIMEOUT_MS",
+    "InvalidSettingsError",
     "Settings",
     "default_cache_directory",
     "default_db_path",
@@ -91,7 +97,40 @@ def _user_directory(where: Callable[..., str], variable: str, xdg: str) -> Path:
 class Settings(BaseSettings):
     """Every knob recalld has, with the defaults a single-user install wants."""
 
-    model_config = SettingsConfigDict(env_prefix="RECALLD_", extra="ignore")
+    # validate_assignment: `settings.db = 5` or `settings.min_score = 7` after construction
+    # was taken as it was, failing later (or never); it is checked as the constructor checks.
+    model_config = SettingsConfigDict(
+        env_prefix="RECALLD_", extra="ignore", validate_assignment=True
+    )
+
+    def __init__(self, **values: Any) -> None:
+        """The settings: ``values`` over the ``RECALLD_*`` environment over the defaults.
+
+        A value that does not fit, a name that is no setting, or one setting given twice
+        (``db=`` and ``DB=``: the names are read whatever their case) raises
+        :class:`InvalidSettingsError` (a :class:`recalld.ValidationError`) naming it."""
+        spellings: dict[str, str] = {}
+        for name in values:
+            if name.startswith("_"):
+                continue  # pydantic-settings' own arguments (_env_file ...)
+            other = spellings.setdefault(name.lower(), name)
+            if other != name:
+                raise errors.ValidationError(
+                    f"{other} and {name}", "name one setting whatever their case: give one"
+                )
+        try:
+            super().__init__(**values)
+        except pydantic.ValidationError as error:
+            raise InvalidSettingsError.of(error) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        """Set one setting, checked as the constructor checks it (see :meth:`__init__`)."""
+        if not name.startswith("_"):
+            refuse_unknown_settings({name: value}, type(self))
+        try:
+            super().__setattr__(name, value)
+        except pydantic.ValidationError as error:
+            raise InvalidSettingsError.of(error) from None
 
     @classmethod
     def settings_customise_sources(
@@ -613,6 +652,34 @@ class Settings(BaseSettings):
     def uses_postgres(self) -> bool:
         """Whether ``db`` names a PostgreSQL database."""
         return is_postgres_url(self.db)
+
+
+class InvalidSettingsError(errors.ValidationError):
+    """Settings that do not validate: ``field`` and ``message`` are the first problem's,
+    ``problems`` each one's location, message and the value given (a value that is not
+    a plain scalar as its ``repr``, so that the error pickles whole)."""
+
+    def __init__(self, field: str, message: str, problems: list[Problem]) -> None:
+        super().__init__(field, message)
+        self.problems = problems
+
+    @classmethod
+    def of(cls, error: pydantic.ValidationError) -> InvalidSettingsError:
+        """pydantic's error for the settings, as recalld's: under ``RecalldError``, as
+        every error recalld raises (pydantic's escaped ``Settings(...)`` built in code)."""
+        problems: list[Problem] = []
+        for problem in error.errors(include_url=False):
+            given = problem.get("input")
+            plain = given is None or isinstance(given, str | int | float | bool)
+            problems.append(
+                (
+                    tuple(str(part) for part in problem["loc"]),
+                    str(problem["msg"]).removeprefix("Value error, "),
+                    given if plain else repr(given),
+                )
+            )
+        location, message, _ = problems[0]
+        return cls(location[0] if location else "settings", message, problems)
 
 
 # Read by `make install` (scripts/install.sh), not by a running recalld.

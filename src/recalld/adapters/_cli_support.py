@@ -130,10 +130,9 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
     or variable in ``sources`` (field -> name), else the field's ``RECALLD_*`` variable
     (a traceback naming the field would not tell which variable to fix).
     """
-    import pydantic
     from pydantic_settings import SettingsError
 
-    from recalld.config import Settings, spelled_variables
+    from recalld.config import InvalidSettingsError, Settings, spelled_variables
 
     # Named as spelled in the environment (recalld_namespace is read as RECALLD_NAMESPACE).
     spelled = spelled_variables(given=overrides)
@@ -148,14 +147,12 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
 
     try:
         return Settings(**overrides)
-    except pydantic.ValidationError as error:
+    except InvalidSettingsError as error:
         problems = []
-        for problem in error.errors(include_url=False):
-            location = [str(part) for part in problem["loc"]]
+        for location, message, given in error.problems:
             name = origin(location[0]) + "".join(f"[{part}]" for part in location[1:])
-            message = str(problem["msg"]).removeprefix("Value error, ")
             # A URL or key may carry a secret: not echoed (the message says what is wrong).
-            echoed = "" if location[0] in SECRET_FIELDS else f" (got {shown(problem['input'])})"
+            echoed = "" if location[0] in SECRET_FIELDS else f" (got {shown(given)})"
             problems.append(f"{name}: {message}{echoed}")
         first, _, message = problems[0].partition(": ")
         raise ValidationError(first, "; ".join([message, *problems[1:]])) from None

@@ -1,0 +1,50 @@
+"""``Settings`` built and changed in code is checked as the environment is: an assignment
+after construction, a value that does not fit, one setting named twice (adversarial pass
+a67, stop 66's leftovers)."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from recalld import RecalldError, Settings, ValidationError
+
+
+def test_an_assignment_that_does_not_fit_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    settings = Settings(db=tmp_path / "m.db")
+    with pytest.raises(ValidationError) as wrong_type:
+        settings.db = 5  # type: ignore[assignment]
+    assert wrong_type.value.field == "db"
+    with pytest.raises(ValidationError, match="less than or equal to 1") as too_high:
+        settings.min_score = 7
+    assert too_high.value.field == "min_score"
+    assert (settings.db, settings.min_score) == (tmp_path / "m.db", 0.02)
+    settings.min_score = 0.5
+    assert settings.min_score == 0.5
+
+
+def test_an_assignment_to_a_name_that_is_no_setting_names_the_closest() -> None:
+    settings = Settings()
+    with pytest.raises(ValidationError, match="did you mean min_score") as refused:
+        settings.min_scor = 0.5
+    assert refused.value.field == "min_scor"
+
+
+def test_a_value_given_to_the_constructor_that_does_not_fit_is_recallds_error() -> None:
+    # It was pydantic's ValidationError, under no RecalldError.
+    with pytest.raises(RecalldError) as refused:
+        Settings(busy_timeout_ms="x")
+    assert isinstance(refused.value, ValidationError)
+    assert refused.value.field == "busy_timeout_ms"
+    assert "valid integer" in refused.value.message
+    copied = pickle.loads(pickle.dumps(refused.value))
+    assert (copied.field, str(copied)) == ("busy_timeout_ms", str(refused.value))
+
+
+def test_one_setting_given_twice_in_two_spellings_is_refused_naming_both(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError, match="name one setting") as refused:
+        Settings(db=tmp_path / "a.db", DB=tmp_path / "b.db")
+    assert refused.value.field == "db and DB"
+    assert Settings(DB=tmp_path / "b.db").db == tmp_path / "b.db"
