@@ -139,6 +139,17 @@ def dropped_text(before: Memory, after: Memory) -> bool:
     return any(getattr(before, name) != getattr(after, name) for name in TEXT_FIELDS)
 
 
+# The fields an update keeps as stored when it does not change them, each with a value
+# that passes its check in their place (see Writer.updated).
+_KEPT_AS_STORED: dict[str, Any] = {
+    "content": "kept",
+    "title": None,
+    "category": None,
+    "tags": [],
+    "meta": {},
+}
+
+
 class Writer:
     """Turns validated drafts into stored rows; see the module docstring."""
 
@@ -318,8 +329,18 @@ class Writer:
             ttl_seconds=None,
             id=None,
         )
+        # A field the patch leaves is kept as stored, not checked again: an older version
+        # (or a lowered RECALLD_MAX_*) may have stored a tag, content or meta past today's
+        # limits, and the memory could then not be edited at all, not even to fix it
+        # (adversarial pass a67). Each is checked with a value that passes, then put back.
+        kept = {
+            name: placeholder for name, placeholder in _KEPT_AS_STORED.items() if name not in patch
+        }
         draft = draft.model_copy(
-            update={name: value for name, value in patch.items() if name != "ttl_seconds"}
+            update={
+                **kept,
+                **{name: value for name, value in patch.items() if name != "ttl_seconds"},
+            }
         )
         record = self.record(
             draft,
@@ -330,6 +351,10 @@ class Writer:
             access_count=current.access_count,
             last_accessed_at=current.last_accessed_at,
         )
+        stored: dict[str, Any] = {name: getattr(current, name) for name in kept}
+        if "tags" in stored:
+            stored["tags"] = tuple(current.tags)
+        record = replace(record, **stored)
         if "ttl_seconds" in patch:
             ttl = patch["ttl_seconds"]
             expires_at = None if ttl is None else expiry(now, ttl)
