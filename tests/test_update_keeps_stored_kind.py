@@ -24,3 +24,21 @@ def test_an_edit_keeps_an_imported_kind_as_stored(any_database: Path | str) -> N
         assert "intention" not in service.stats().by_kind
         # Still a plain memory: its kind can be changed.
         assert service.update(MEMORY_ID, kind="todo").kind == "todo"
+
+
+def test_a_kind_filter_reaches_a_spaced_reminders_kind_as_stored(any_database: Path | str) -> None:
+    # Adversarial pass a67: the filter " intention" was trimmed to the reminders' kind, so
+    # no kind filter found the memory stats counted under " intention".
+    settings = Settings(db=any_database, synchronous="NORMAL", embedder="none")
+    with MemoryService.open(settings) as service:
+        line = json.dumps({"id": MEMORY_ID, "content": "water the plants", "kind": " intention"})
+        assert service.import_lines([line + "\n"]).created == 1
+        other = service.remember("water the roses", kind="work").id
+        assert service.stats().by_kind == {" intention": 1, "work": 1}
+        spaced = {"kind": " intention"}
+        assert [m.id for m in service.list_memories(filters=spaced).memories] == [MEMORY_ID]
+        assert [hit.memory.id for hit in service.search("water", filters=spaced)] == [MEMORY_ID]
+        assert service.list_memories(filters={"kind": "intention"}).memories == []
+        # Every other kind is still found trimmed.
+        found = service.list_memories(filters={"kind": " work "}).memories
+        assert [memory.id for memory in found] == [other]
