@@ -40,7 +40,7 @@ def test_meta_tags_and_filters_of_forty_doublings_are_refused_at_once(
     with pytest.raises(ValidationError, match="holds more than"):
         service.remember("hello", tags=value)
     with pytest.raises(ValidationError, match="holds more than"):
-        service.search("hello", filters={"tags": value})
+        service.search("hello", filters={"tags_any": value})
     with pytest.raises(ValidationError, match="holds more than"):
         service.list_memories(filters={"meta": {"shared": value}})
     assert service.list_memories().memories == []

@@ -142,3 +142,16 @@ def test_a_command_that_writes_a_new_memory_still_creates_the_database(
     assert db.exists()
     assert _exit_status(monkeypatch, "--db", str(db), "core", "remove", "user", "tea") == 0
     assert "no database" not in capsys.readouterr().err
+
+
+def test_token_list_on_a_missing_database_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Adversarial pass a67: `token list` created the database without a word, to answer
+    # that there is no token.
+    db = tmp_path / "never.db"
+    assert _exit_status(monkeypatch, "--db", str(db), "token", "list", "--json") == 0
+    output = capsys.readouterr()
+    assert json.loads(output.out) == []
+    assert output.err.strip() == f"no database at {db}: nothing was created"
+    assert list(tmp_path.iterdir()) == []
