@@ -48,3 +48,24 @@ def test_one_setting_given_twice_in_two_spellings_is_refused_naming_both(tmp_pat
         Settings(db=tmp_path / "a.db", DB=tmp_path / "b.db")
     assert refused.value.field == "db and DB"
     assert Settings(DB=tmp_path / "b.db").db == tmp_path / "b.db"
+
+
+def test_an_assignment_is_compared_with_the_settings_it_must_agree_with() -> None:
+    settings = Settings(postgres_pool_min=1, postgres_pool_max=2)
+    with pytest.raises(ValidationError, match="at least the minimum") as refused:
+        settings.postgres_pool_min = 5
+    assert refused.value.field == "postgres_pool_min"
+    assert (settings.postgres_pool_min, settings.postgres_pool_max) == (1, 2)
+    settings.postgres_pool_max = 10
+    settings.postgres_pool_min = 5
+    assert (settings.postgres_pool_min, settings.postgres_pool_max) == (5, 10)
+
+
+def test_a_variable_the_settings_cannot_read_is_recallds_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # pydantic-settings' SettingsError (a bare ValueError) escaped Settings() and open().
+    monkeypatch.setenv("RECALLD_CORS_ORIGINS", "not json")
+    with pytest.raises(ValidationError, match="is not valid JSON") as refused:
+        Settings()
+    assert refused.value.field == "cors_origins"

@@ -20,13 +20,12 @@ from pydantic_settings import (
     InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
 from recalld import errors
 from recalld._location import CONNINFO_REFUSED, is_conninfo, is_postgres_url, redact_url
-
-# One problem of settings that do not validate: where, what, the value given.
-Problem = tuple[tuple[str, ...], str, Any]
+from recalld.config_errors import InvalidSettingsError
 
 __all__ = [
     "MAX_COUNT",
@@ -122,15 +121,45 @@ class Settings(BaseSettings):
             super().__init__(**values)
         except pydantic.ValidationError as error:
             raise InvalidSettingsError.of(error) from None
+        except SettingsError as error:
+            raise InvalidSettingsError.unreadable(error) from None
 
     def __setattr__(self, name: str, value: Any) -> None:
         """Set one setting, checked as the constructor checks it (see :meth:`__init__`)."""
-        if not name.startswith("_"):
-            refuse_unknown_settings({name: value}, type(self))
+        if name.startswith("_"):
+            super().__setattr__(name, value)
+            return
+        refuse_unknown_settings({name: value}, type(self))
+        before = self.__dict__[name]
         try:
             super().__setattr__(name, value)
         except pydantic.ValidationError as error:
             raise InvalidSettingsError.of(error) from None
+        # pydantic checks only the setting assigned: a check comparing it with another
+        # (see _compared_problem) runs here, and a refusal gives the setting its value back.
+        problem = self._compared_problem()
+        if problem is not None:
+            self.__dict__[name] = before
+            raise InvalidSettingsError(name, problem, [((name,), problem, value)])
+
+    def _compared_problem(self) -> str | None:
+        """What is wrong between two settings, as their validators say it at construction."""
+        if self.postgres_pool_max < self.postgres_pool_min:
+            return (
+                f"leaves RECALLD_POSTGRES_POOL_MAX ({self.postgres_pool_max}) below"
+                f" RECALLD_POSTGRES_POOL_MIN ({self.postgres_pool_min}): the maximum must be"
+                " at least the minimum"
+            )
+        dimension = self.embedder_dimension
+        if self.embedder == "hashing" and dimension is not None and dimension < 8:
+            return "leaves RECALLD_EMBEDDER_DIMENSION below 8, the hashing embedder's least"
+        key, url = self.embedder_api_key, self.embedder_url
+        if key is not None and key.get_secret_value() and url and "@" in urlsplit(url).netloc:
+            return (
+                "leaves RECALLD_EMBEDDER_API_KEY set beside a user and password in"
+                " RECALLD_EMBEDDER_URL: give the endpoint's credentials in one of them"
+            )
+        return None
 
     @classmethod
     def settings_customise_sources(
@@ -652,34 +681,6 @@ class Settings(BaseSettings):
     def uses_postgres(self) -> bool:
         """Whether ``db`` names a PostgreSQL database."""
         return is_postgres_url(self.db)
-
-
-class InvalidSettingsError(errors.ValidationError):
-    """Settings that do not validate: ``field`` and ``message`` are the first problem's,
-    ``problems`` each one's location, message and the value given (a value that is not
-    a plain scalar as its ``repr``, so that the error pickles whole)."""
-
-    def __init__(self, field: str, message: str, problems: list[Problem]) -> None:
-        super().__init__(field, message)
-        self.problems = problems
-
-    @classmethod
-    def of(cls, error: pydantic.ValidationError) -> InvalidSettingsError:
-        """pydantic's error for the settings, as recalld's: under ``RecalldError``, as
-        every error recalld raises (pydantic's escaped ``Settings(...)`` built in code)."""
-        problems: list[Problem] = []
-        for problem in error.errors(include_url=False):
-            given = problem.get("input")
-            plain = given is None or isinstance(given, str | int | float | bool)
-            problems.append(
-                (
-                    tuple(str(part) for part in problem["loc"]),
-                    str(problem["msg"]).removeprefix("Value error, "),
-                    given if plain else repr(given),
-                )
-            )
-        location, message, _ = problems[0]
-        return cls(location[0] if location else "settings", message, problems)
 
 
 # Read by `make install` (scripts/install.sh), not by a running recalld.

@@ -130,8 +130,6 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
     or variable in ``sources`` (field -> name), else the field's ``RECALLD_*`` variable
     (a traceback naming the field would not tell which variable to fix).
     """
-    from pydantic_settings import SettingsError
-
     from recalld.config import InvalidSettingsError, Settings, spelled_variables
 
     # Named as spelled in the environment (recalld_namespace is read as RECALLD_NAMESPACE).
@@ -148,6 +146,9 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
     try:
         return Settings(**overrides)
     except InvalidSettingsError as error:
+        if not error.problems:
+            # A variable pydantic-settings could not read (a list is read as JSON).
+            raise ValidationError(origin(error.field), error.message) from None
         problems = []
         for location, message, given in error.problems:
             name = origin(location[0]) + "".join(f"[{part}]" for part in location[1:])
@@ -156,14 +157,6 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
             problems.append(f"{name}: {message}{echoed}")
         first, _, message = problems[0].partition(": ")
         raise ValidationError(first, "; ".join([message, *problems[1:]])) from None
-    except SettingsError as error:
-        # pydantic-settings reads a list-valued variable as JSON and names only the field.
-        found = re.search(r'field "([^"]+)"', str(error))
-        if found is None:
-            raise ValidationError("settings", str(error)) from None
-        raise ValidationError(
-            origin(found.group(1)), f"is not valid JSON ({error.__cause__})"
-        ) from None
 
 
 # The exit status of a command ended by SIGTERM, as a shell reports it (128 + 15).
