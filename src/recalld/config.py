@@ -9,7 +9,7 @@ import difflib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
@@ -102,45 +102,49 @@ class Settings(BaseSettings):
         env_prefix="RECALLD_", extra="ignore", validate_assignment=True
     )
 
-    def __init__(self, **values: Any) -> None:
-        """The settings: ``values`` over the ``RECALLD_*`` environment over the defaults.
+    # Hidden from the type checker, which keeps the signature pydantic gives (each
+    # setting's own type): these two take any name and value, to check them at run time.
+    if not TYPE_CHECKING:
 
-        A value that does not fit, a name that is no setting, or one setting given twice
-        (``db=`` and ``DB=``: the names are read whatever their case) raises
-        :class:`InvalidSettingsError` (a :class:`recalld.ValidationError`) naming it."""
-        spellings: dict[str, str] = {}
-        for name in values:
+        def __init__(self, **values: Any) -> None:
+            """The settings: ``values`` over the ``RECALLD_*`` environment over the defaults.
+
+            A value that does not fit, a name that is no setting, or one setting given twice
+            (``db=`` and ``DB=``: the names are read whatever their case) raises
+            :class:`InvalidSettingsError` (a :class:`recalld.ValidationError`) naming it."""
+            spellings: dict[str, str] = {}
+            for name in values:
+                if name.startswith("_"):
+                    continue  # pydantic-settings' own arguments (_env_file ...)
+                other = spellings.setdefault(name.lower(), name)
+                if other != name:
+                    raise errors.ValidationError(
+                        f"{other} and {name}", "name one setting whatever their case: give one"
+                    )
+            try:
+                super().__init__(**values)
+            except pydantic.ValidationError as error:
+                raise InvalidSettingsError.of(error) from None
+            except SettingsError as error:
+                raise InvalidSettingsError.unreadable(error) from None
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            """Set one setting, checked as the constructor checks it (see :meth:`__init__`)."""
             if name.startswith("_"):
-                continue  # pydantic-settings' own arguments (_env_file ...)
-            other = spellings.setdefault(name.lower(), name)
-            if other != name:
-                raise errors.ValidationError(
-                    f"{other} and {name}", "name one setting whatever their case: give one"
-                )
-        try:
-            super().__init__(**values)
-        except pydantic.ValidationError as error:
-            raise InvalidSettingsError.of(error) from None
-        except SettingsError as error:
-            raise InvalidSettingsError.unreadable(error) from None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        """Set one setting, checked as the constructor checks it (see :meth:`__init__`)."""
-        if name.startswith("_"):
-            super().__setattr__(name, value)
-            return
-        refuse_unknown_settings({name: value}, type(self))
-        before = self.__dict__[name]
-        try:
-            super().__setattr__(name, value)
-        except pydantic.ValidationError as error:
-            raise InvalidSettingsError.of(error) from None
-        # pydantic checks only the setting assigned: a check comparing it with another
-        # (see _compared_problem) runs here, and a refusal gives the setting its value back.
-        problem = self._compared_problem()
-        if problem is not None:
-            self.__dict__[name] = before
-            raise InvalidSettingsError(name, problem, [((name,), problem, value)])
+                super().__setattr__(name, value)
+                return
+            refuse_unknown_settings({name: value}, type(self))
+            before = self.__dict__[name]
+            try:
+                super().__setattr__(name, value)
+            except pydantic.ValidationError as error:
+                raise InvalidSettingsError.of(error) from None
+            # pydantic checks only the setting assigned: a check comparing it with another
+            # (see _compared_problem) runs here, and a refusal gives the setting its value back.
+            problem = self._compared_problem()
+            if problem is not None:
+                self.__dict__[name] = before
+                raise InvalidSettingsError(name, problem, [((name,), problem, value)])
 
     def _compared_problem(self) -> str | None:
         """What is wrong between two settings, as their validators say it at construction."""
