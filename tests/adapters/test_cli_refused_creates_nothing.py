@@ -155,3 +155,15 @@ def test_token_list_on_a_missing_database_creates_nothing(
     assert json.loads(output.out) == []
     assert output.err.strip() == f"no database at {db}: nothing was created"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_reading_command_in_a_directory_that_does_not_exist_is_still_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Only a missing file is answered as an empty database: a missing directory stays
+    # the error every command gives (README, "Two commands").
+    db = tmp_path / "typo" / "never.db"
+    assert _exit_status(monkeypatch, "--db", str(db), "list", "--json") == 1
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert "does not exist" in error["message"]
+    assert list(tmp_path.iterdir()) == []

@@ -91,7 +91,9 @@ class _State:
             from recalld.service import MemoryService
 
             settings = self.settings
-            if existing and self.no_database_yet():
+            # A directory that does not exist (or a "~" no shell expanded) is still the
+            # error every command gives: only a missing file in it is answered as empty.
+            if existing and self.no_database_yet() and Path(settings.db).parent.is_dir():
                 self._scratch = tempfile.TemporaryDirectory(prefix="recalld-none-")
                 location = visible(str(self.settings.db))
                 click.echo(f"no database at {location}: nothing was created", err=True)
