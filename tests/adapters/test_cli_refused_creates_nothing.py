@@ -9,11 +9,15 @@ from pathlib import Path
 import pytest
 
 from recalld.adapters.cli import main
+from recalld.config import Settings
+from recalld.embeddings import Embedder
 
 
-def _exit_status(monkeypatch: pytest.MonkeyPatch, *arguments: str) -> int | str | None:
+def _exit_status(
+    monkeypatch: pytest.MonkeyPatch, *arguments: str, embedder: str = "none"
+) -> int | str | None:
     monkeypatch.setattr("sys.argv", ["recalld", *arguments])
-    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
+    monkeypatch.setenv("RECALLD_EMBEDDER", embedder)
     monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
     try:
         main()
@@ -167,3 +171,61 @@ def test_a_reading_command_in_a_directory_that_does_not_exist_is_still_refused(
     error = json.loads(capsys.readouterr().err)["error"]
     assert "does not exist" in error["message"]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "status"),
+    [(("search", "tea"), 0), (("recall", "tea"), 0), (("explain", "tea", "an-id"), 1)],
+)
+def test_a_query_on_a_missing_database_loads_no_embedding_model(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    arguments: tuple[str, ...],
+    status: int,
+) -> None:
+    # Review of pass a67: the empty stand-in database made the embedder the settings name
+    # (minilm: the model loaded, or first derived into the cache, seconds) to answer
+    # "nothing" to a query on a mistyped --db.
+    import recalld.embeddings
+
+    made: list[str] = []
+    real = recalld.embeddings.create_embedder
+
+    def recorded(settings: Settings) -> Embedder | None:
+        made.append(settings.embedder)
+        return None if settings.embedder == "minilm" else real(settings)
+
+    monkeypatch.setattr(recalld.embeddings, "create_embedder", recorded)
+    db = tmp_path / "never.db"
+    arguments = ("--db", str(db), *arguments, "--json")
+    assert _exit_status(monkeypatch, *arguments, embedder="minilm") == status
+    output = capsys.readouterr()
+    assert output.err.splitlines()[0] == f"no database at {db}: nothing was created"
+    if not status:
+        assert json.loads(output.out) == []
+    assert "minilm" not in made
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_stand_in_database_is_removed_when_its_close_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review of pass a67: a service whose close raised left the temporary directory.
+    from recalld.adapters._cli_support import _State
+
+    state = _State(settings=Settings(db=tmp_path / "never.db", embedder="none"))
+    service = state.memory(existing=True)
+    assert state._scratch is not None
+    scratch = Path(state._scratch.name)
+    assert scratch.is_dir()
+
+    def failing() -> None:
+        raise OSError("close failed")
+
+    monkeypatch.setattr(service, "close", failing)
+    with pytest.raises(OSError, match="close failed"):
+        state.close()
+    assert not scratch.exists()
+    type(service).close(service)
+    assert "nothing was created" in capsys.readouterr().err

@@ -98,7 +98,10 @@ class _State:
                 location = visible(str(self.settings.db))
                 click.echo(f"no database at {location}: nothing was created", err=True)
                 scratch = Path(self._scratch.name) / "empty.db"
-                settings = settings.model_copy(update={"db": scratch})
+                # No embedder: an empty database has no vector to compare a query with,
+                # and `search` loaded (or first derived) the model, seconds, to answer
+                # "nothing" (review of pass a67).
+                settings = settings.model_copy(update={"db": scratch, "embedder": "none"})
             migrations = MigrationProgress()
             try:
                 self.service = MemoryService.open(settings, on_migration=migrations)
@@ -113,12 +116,15 @@ class _State:
 
     def close(self) -> None:
         """Close the service if it was opened."""
-        if self.service is not None:
-            self.service.close()
-            self.service = None
-        if self._scratch is not None:
-            self._scratch.cleanup()
-            self._scratch = None
+        try:
+            if self.service is not None:
+                self.service.close()
+                self.service = None
+        finally:
+            # Removed even when the close fails (review of pass a67).
+            if self._scratch is not None:
+                self._scratch.cleanup()
+                self._scratch = None
 
 
 # Settings whose value may hold a password or key: an error about them never repeats it.
