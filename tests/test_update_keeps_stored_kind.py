@@ -42,3 +42,27 @@ def test_a_kind_filter_reaches_a_spaced_reminders_kind_as_stored(any_database: P
         # Every other kind is still found trimmed.
         found = service.list_memories(filters={"kind": " work "}).memories
         assert [memory.id for memory in found] == [other]
+
+
+def test_a_kind_filter_given_with_spaces_still_finds_the_reminders(
+    any_database: Path | str,
+) -> None:
+    # Review of pass a67: "intention " (a trailing space typed by accident) was kept as
+    # given, so it found no reminder's memory (it found them before pass a67, trimmed as
+    # every kind filter is). It finds them still; " intention" finds the memory stored so too.
+    settings = Settings(db=any_database, synchronous="NORMAL", embedder="none")
+    with MemoryService.open(settings) as service:
+        reminder = service.remind("water the plants", at="2030-01-01T09:00:00Z")
+        line = json.dumps({"id": MEMORY_ID, "content": "water the roses", "kind": " intention"})
+        assert service.import_lines([line + "\n"]).created == 1
+        for spelling, wanted in (
+            ("intention ", {reminder.id}),
+            ("  intention  ", {reminder.id}),
+            (" intention", {reminder.id, MEMORY_ID}),  # the stored spelling, and trimmed
+        ):
+            found = service.list_memories(filters={"kind": spelling}).memories
+            assert {memory.id for memory in found} == wanted
+            hits = service.search("water", filters={"kind": spelling})
+            assert {hit.memory.id for hit in hits} == wanted
+        trimmed = service.list_memories(filters={"kind": "intention"}).memories
+        assert [memory.id for memory in trimmed] == [reminder.id]

@@ -494,7 +494,9 @@ def _filter_kind(value: str) -> str:
     ``turn``) given with white space at its ends is kept so, in NFC: an older version stored
     " intention" as any other kind (migration 31 leaves it so, and `stats` counts it so),
     and trimmed, the filter found the reminders' memories, never it (adversarial pass a67).
-    The import keeps such a kind as stored by the same rule."""
+    The store finds the kind trimmed too (:func:`recalld.store.sql.scope_clause`): a
+    filter "intention " typed by accident still finds the reminders' memories. The
+    import keeps such a kind as stored by the same rule."""
     kind = check.kind(value, as_given=True)
     if kind in OWNED_KINDS and kind != value:
         return unicodedata.normalize("NFC", value)
