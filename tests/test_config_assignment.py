@@ -69,3 +69,47 @@ def test_a_variable_the_settings_cannot_read_is_recallds_error(
     with pytest.raises(ValidationError, match="is not valid JSON") as refused:
         Settings()
     assert refused.value.field == "cors_origins"
+
+
+# Each rule that compares two settings (the validators reading info.data), assigned from
+# either side: (settings built, the setting assigned, its value, what the refusal says).
+COMPARED = [
+    ({"postgres_pool_min": 3, "postgres_pool_max": 5}, "postgres_pool_max", 2, "minimum"),
+    ({"postgres_pool_min": 3, "postgres_pool_max": 5}, "postgres_pool_min", 6, "minimum"),
+    ({"embedder": "hashing", "embedder_dimension": 16}, "embedder_dimension", 4, "at least 8"),
+    ({"embedder": "none", "embedder_dimension": 4}, "embedder", "hashing", "below 8"),
+    ({"embedder_url": "http://u:p@h/"}, "embedder_api_key", "sk-secret", "one of them"),
+    ({"embedder_api_key": "sk-secret"}, "embedder_url", "http://u:pw@h/", "one of them"),
+]
+
+
+@pytest.mark.parametrize(("built", "name", "value", "says"), COMPARED)
+def test_every_rule_comparing_two_settings_holds_on_assignment(
+    built: dict[str, object], name: str, value: object, says: str
+) -> None:
+    # Review of pass a67: each rule, from either side, refused naming the setting
+    # assigned, which keeps its value and is not counted as given.
+    settings = Settings(**built)  # type: ignore[arg-type]
+    before = getattr(settings, name)
+    with pytest.raises(ValidationError, match=says) as refused:
+        setattr(settings, name, value)
+    assert refused.value.field == name
+    assert getattr(settings, name) == before
+    assert settings.model_fields_set == set(built)
+
+
+def test_a_refused_secret_setting_is_not_kept_in_the_error() -> None:
+    # Review of pass a67: the error's problems held the key and the URL's password given,
+    # and pickled them.
+    with pytest.raises(ValidationError) as built:
+        Settings(embedder_url="http://u:pw@h/", embedder_api_key="sk-secret")  # type: ignore[arg-type]
+    settings = Settings(embedder_api_key="sk-secret")  # type: ignore[arg-type]
+    with pytest.raises(ValidationError) as assigned:
+        settings.embedder_url = "http://u:hunter2@h/"
+    with pytest.raises(ValidationError) as located:
+        Settings(db="postgresql://u:hunter2@h/db\x00")
+    for refused in (built, assigned, located):
+        kept = pickle.dumps(refused.value)
+        assert b"sk-secret" not in kept
+        assert b"hunter2" not in kept
+        assert [given for *_, given in refused.value.problems] == ["**********"]  # type: ignore[attr-defined]

@@ -134,7 +134,7 @@ class Settings(BaseSettings):
                 super().__setattr__(name, value)
                 return
             refuse_unknown_settings({name: value}, type(self))
-            before = self.__dict__[name]
+            before, given_before = self.__dict__[name], name in self.model_fields_set
             try:
                 super().__setattr__(name, value)
             except pydantic.ValidationError as error:
@@ -144,6 +144,8 @@ class Settings(BaseSettings):
             problem = self._compared_problem()
             if problem is not None:
                 self.__dict__[name] = before
+                if not given_before:  # nor is it counted as given (model_dump(exclude_unset))
+                    self.model_fields_set.discard(name)
                 raise InvalidSettingsError(name, problem, [((name,), problem, value)])
 
     def _compared_problem(self) -> str | None:

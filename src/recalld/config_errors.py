@@ -11,20 +11,32 @@ from pydantic_settings import SettingsError
 
 from recalld.errors import ValidationError
 
-__all__ = ["InvalidSettingsError", "Problem"]
+__all__ = ["HIDDEN", "SECRET_FIELDS", "InvalidSettingsError", "Problem"]
 
 # One problem of settings that do not validate: where, what, the value given.
 Problem = tuple[tuple[str, ...], str, Any]
+
+# Settings whose value may hold a password or key: an error about them never repeats it.
+SECRET_FIELDS = frozenset({"db", "embedder_url", "embedder_api_key"})
+# What a problem holds instead of the value given to one of them (as a SecretStr shows).
+HIDDEN = "**********"
 
 
 class InvalidSettingsError(ValidationError):
     """Settings that do not validate: ``field`` and ``message`` are the first problem's,
     ``problems`` each one's location, message and the value given (a value that is not
-    a plain scalar as its ``repr``, so that the error pickles whole)."""
+    a plain scalar as its ``repr``, so that the error pickles whole; the value of a
+    setting that may hold a password or key, :data:`SECRET_FIELDS`, as :data:`HIDDEN`)."""
 
     def __init__(self, field: str, message: str, problems: list[Problem]) -> None:
         super().__init__(field, message)
-        self.problems = problems
+        # The error is pickled, logged and kept: Settings(embedder_api_key=...) refused
+        # held the key itself, and a refused postgresql:// URL its password (review of
+        # pass a67).
+        self.problems = [
+            (location, problem, HIDDEN if location[:1] and location[0] in SECRET_FIELDS else given)
+            for location, problem, given in problems
+        ]
 
     @classmethod
     def of(cls, error: pydantic.ValidationError) -> InvalidSettingsError:

@@ -127,10 +127,6 @@ class _State:
                 self._scratch = None
 
 
-# Settings whose value may hold a password or key: an error about them never repeats it.
-SECRET_FIELDS = frozenset({"db", "embedder_url", "embedder_api_key"})
-
-
 def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Settings:
     """The settings: ``overrides`` (the group's options) over the ``RECALLD_*`` environment.
 
@@ -139,6 +135,7 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
     (a traceback naming the field would not tell which variable to fix).
     """
     from recalld.config import InvalidSettingsError, Settings, spelled_variables
+    from recalld.config_errors import SECRET_FIELDS
 
     # Named as spelled in the environment (recalld_namespace is read as RECALLD_NAMESPACE).
     spelled = spelled_variables(given=overrides)
