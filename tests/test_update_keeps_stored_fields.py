@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import apsw
 import pytest
 
 from recalld.config import Settings
@@ -60,3 +61,28 @@ def test_what_an_edit_gives_is_still_held_to_todays_limits(any_database: Path | 
             service.update(memory_id, meta=META)
         assert meta.value.field == "meta"
         assert service.get(memory_id).title == "old"
+
+
+@pytest.mark.parametrize(
+    ("name", "stored"),
+    [("source", "feed\u200b"), ("speaker", "Ada\u200b"), ("key", "old\u200bkey")],
+)
+def test_an_edit_keeps_a_name_an_older_version_stored(
+    db_path: Path, name: str, stored: str
+) -> None:
+    # Review of pass a67: a source, speaker or key holding a character today's names
+    # refuse (a zero-width space) made every edit of the memory fail naming it.
+    settings = Settings(db=db_path, synchronous="NORMAL", embedder="none")
+    with MemoryService.open(settings) as service:
+        memory_id = service.remember("tea", source="feed", speaker="Ada", key="old-key").id
+    connection = apsw.Connection(str(db_path))
+    connection.execute(f"UPDATE memories SET {name} = ? WHERE id = ?", (stored, memory_id))
+    connection.close()
+    with MemoryService.open(settings) as service:
+        edited = service.update(memory_id, title="new")
+        assert (edited.title, getattr(edited, name)) == ("new", stored)
+        if name != "key":  # an edit never changes the key
+            with pytest.raises(ValidationError) as given:
+                service.update(memory_id, **{name: f"new\u200b{name}"})
+            assert given.value.field == name
+            assert getattr(service.update(memory_id, **{name: "plain"}), name) == "plain"

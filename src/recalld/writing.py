@@ -140,13 +140,19 @@ def dropped_text(before: Memory, after: Memory) -> bool:
 
 
 # The fields an update keeps as stored when it does not change them, each with a value
-# that passes its check in their place (see Writer.updated).
+# that passes its check in their place (see Writer.updated). The names too: an older
+# version stored a source, speaker or key holding a character today's names refuse (a
+# zero-width space, a line break), and every edit of the memory was refused naming it
+# (review of pass a67); the key is never changed by an edit, so it is always kept.
 _KEPT_AS_STORED: dict[str, Any] = {
     "content": "kept",
     "title": None,
     "category": None,
     "tags": [],
     "meta": {},
+    "key": None,
+    "source": None,
+    "speaker": None,
 }
 
 
@@ -354,6 +360,8 @@ class Writer:
         stored: dict[str, Any] = {name: getattr(current, name) for name in kept}
         if "tags" in stored:
             stored["tags"] = tuple(current.tags)
+        if "source" in stored:
+            stored["source"] = current.source or None  # as the draft above takes it
         record = replace(record, **stored)
         if "ttl_seconds" in patch:
             ttl = patch["ttl_seconds"]
