@@ -6,7 +6,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pydantic
 import pytest
 from pydantic import SecretStr
 
@@ -40,7 +39,7 @@ def test_config_pool_maximum_below_minimum_is_one_line_naming_both(
 def test_config_pool_bounds_may_meet() -> None:
     assert Settings(postgres_pool_min=3, postgres_pool_max=3).postgres_pool_max == 3
     assert Settings(postgres_pool_min=0, postgres_pool_max=1).postgres_pool_max == 1
-    with pytest.raises(pydantic.ValidationError, match="postgres_pool_max"):
+    with pytest.raises(ValidationError, match="postgres_pool_max"):
         Settings(postgres_pool_min=5, postgres_pool_max=2)
 
 

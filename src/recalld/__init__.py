@@ -113,10 +113,7 @@ def open(db: str | Path | None = None, **settings: Any) -> MemoryService:
 
     Keyword arguments are :class:`Settings` fields (``namespace``, ``synchronous`` ...).
     """
-    import pydantic
-
     from recalld.config import Settings, refuse_unknown_settings
-    from recalld.errors import ValidationError
     from recalld.service import MemoryService
 
     # A typo would otherwise be ignored, and the default used without a word; refused as
@@ -131,10 +128,5 @@ def open(db: str | Path | None = None, **settings: Any) -> MemoryService:
     # A typo would otherwise leave the default silently; each named once a process.
     for line in unknown_variables(once=True):
         logging.getLogger(__name__).warning("%s", line)
-    try:
-        chosen = Settings(**settings)
-    except pydantic.ValidationError as error:
-        problem = error.errors(include_url=False)[0]
-        field = str(problem["loc"][0]) if problem["loc"] else "settings"
-        raise ValidationError(field, str(problem["msg"])) from None
-    return MemoryService.open(chosen)
+    # Settings raises recalld's ValidationError, naming the setting.
+    return MemoryService.open(Settings(**settings))

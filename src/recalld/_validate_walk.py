@@ -70,6 +70,13 @@ def nul_problem(value: Any, path: str = "") -> tuple[str, str] | None:
 # take is cut short here.
 WALK_DEPTH = 1_000
 
+# How many values a value holding one list or dict in several places may come to, each
+# place counted (as JSON would write it out): a library caller's ``x = [x, x]`` forty
+# times is forty lists that are 2**40 values written out, which every later check (the
+# depth, the JSON text, the model) went through one by one, for ever. A value without
+# such sharing (all JSON parsed from text) is never held to this: its size is its input's.
+WALK_VALUES = 1_000_000
+
 
 def _first_problem(
     value: Any,
@@ -78,33 +85,64 @@ def _first_problem(
     key: Callable[[str], str | None],
 ) -> tuple[str, str] | None:
     """The path and problem of the first value (``leaf``) or dict key (``key``, reported
-    at its dict's path) in ``value`` with one, depth first, iteratively."""
-    pending: list[tuple[Any, str, int]] = [(value, path, 0)]
+    at its dict's path) in ``value`` with one, depth first, iteratively. A list or dict
+    met again (held in two places) is not walked again, its values counted as often as it
+    is held; a value that holds itself, or comes to more than ``WALK_VALUES`` values so
+    counted, is a problem named at its top field."""
+    # (item, path, depth, leaving): a container is pushed again, leaving, after its
+    # children, so that its size is known and it is off the path down once they are done.
+    pending: list[tuple[Any, str, int, bool]] = [(value, path, 0, False)]
+    walked: dict[int, int] = {}  # id of each container walked -> its values, counted
+    entered: dict[int, int] = {}  # id of each container on the path down -> count then
+    counted = 0
     while pending:
-        item, where, depth = pending.pop()
-        if isinstance(item, dict | list | tuple) and depth > WALK_DEPTH:
-            # Only a value that holds itself goes this deep (a library caller's dict whose
-            # entry is the dict): the walk went round it for ever, its path ever longer.
-            # Named at the top field: the path down is that cycle, over and over.
-            top = re.match(r"[^.\[]*", where)
-            return (top.group() if top else where), (
+        item, where, depth, leaving = pending.pop()
+        if leaving:
+            walked[id(item)] = counted - entered.pop(id(item))
+            continue
+        if not isinstance(item, dict | list | tuple):
+            counted += 1
+            problem = leaf(item)
+            if problem is not None:
+                return where, problem
+            continue
+        if id(item) in walked:
+            counted += walked[id(item)]
+            if counted > WALK_VALUES:
+                return _top(where), (
+                    f"holds more than {WALK_VALUES} values once the lists and objects it"
+                    " holds in several places are counted in each"
+                )
+            continue
+        if id(item) in entered or depth > WALK_DEPTH:
+            # A value that holds itself (a library caller's dict whose entry is the dict):
+            # the walk went round it for ever, its path ever longer. Named at the top
+            # field: the path down is that cycle, over and over.
+            return _top(where), (
                 f"is nested deeper than {MAX_JSON_DEPTH} levels (does it hold itself?)"
             )
+        counted += 1
+        entered[id(item)] = counted - 1
+        pending.append((item, where, depth, True))
         if isinstance(item, dict):
-            children: list[tuple[Any, str, int]] = []
+            children: list[tuple[Any, str, int, bool]] = []
             for name, child in item.items():
                 problem = key(name) if isinstance(name, str) else None
                 if problem is not None:
                     return where, problem
-                children.append((child, f"{where}.{name}" if where else str(name), depth + 1))
+                children.append(
+                    (child, f"{where}.{name}" if where else str(name), depth + 1, False)
+                )
             pending.extend(reversed(children))
-        elif isinstance(item, list | tuple):
+        else:
             pending.extend(
-                (child, f"{where}[{index}]", depth + 1)
+                (child, f"{where}[{index}]", depth + 1, False)
                 for index, child in reversed(list(enumerate(item)))
             )
-        else:
-            problem = leaf(item)
-            if problem is not None:
-                return where, problem
     return None
+
+
+def _top(where: str) -> str:
+    """The top field of the path ``where`` (``meta`` of ``meta.a[0]``)."""
+    top = re.match(r"[^.\[]*", where)
+    return top.group() if top else where

@@ -9,19 +9,23 @@ import difflib
 import os
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from urllib.parse import urlsplit
 
 import platformdirs
+import pydantic
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import (
     BaseSettings,
     InitSettingsSource,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
 )
 
+from recalld import errors
 from recalld._location import CONNINFO_REFUSED, is_conninfo, is_postgres_url, redact_url
+from recalld.config_errors import InvalidSettingsError
 
 __all__ = [
     "MAX_COUNT",
@@ -30,6 +34,7 @@ __all__ = [
     "MAX_EMBEDDER_THREADS",
     "MAX_POOL_CONNECTIONS",
     "MAX_TIMEOUT_MS",
+    "InvalidSettingsError",
     "Settings",
     "default_cache_directory",
     "default_db_path",
@@ -91,7 +96,76 @@ def _user_directory(where: Callable[..., str], variable: str, xdg: str) -> Path:
 class Settings(BaseSettings):
     """Every knob recalld has, with the defaults a single-user install wants."""
 
-    model_config = SettingsConfigDict(env_prefix="RECALLD_", extra="ignore")
+    # validate_assignment: `settings.db = 5` or `settings.min_score = 7` after construction
+    # was taken as it was, failing later (or never); it is checked as the constructor checks.
+    model_config = SettingsConfigDict(
+        env_prefix="RECALLD_", extra="ignore", validate_assignment=True
+    )
+
+    # Hidden from the type checker, which keeps the signature pydantic gives (each
+    # setting's own type): these two take any name and value, to check them at run time.
+    if not TYPE_CHECKING:
+
+        def __init__(self, **values: Any) -> None:
+            """The settings: ``values`` over the ``RECALLD_*`` environment over the defaults.
+
+            A value that does not fit, a name that is no setting, or one setting given twice
+            (``db=`` and ``DB=``: the names are read whatever their case) raises
+            :class:`InvalidSettingsError` (a :class:`recalld.ValidationError`) naming it."""
+            spellings: dict[str, str] = {}
+            for name in values:
+                if name.startswith("_"):
+                    continue  # pydantic-settings' own arguments (_env_file ...)
+                other = spellings.setdefault(name.lower(), name)
+                if other != name:
+                    raise errors.ValidationError(
+                        f"{other} and {name}", "name one setting whatever their case: give one"
+                    )
+            try:
+                super().__init__(**values)
+            except pydantic.ValidationError as error:
+                raise InvalidSettingsError.of(error) from None
+            except SettingsError as error:
+                raise InvalidSettingsError.unreadable(error) from None
+
+        def __setattr__(self, name: str, value: Any) -> None:
+            """Set one setting, checked as the constructor checks it (see :meth:`__init__`)."""
+            if name.startswith("_"):
+                super().__setattr__(name, value)
+                return
+            refuse_unknown_settings({name: value}, type(self))
+            before, given_before = self.__dict__[name], name in self.model_fields_set
+            try:
+                super().__setattr__(name, value)
+            except pydantic.ValidationError as error:
+                raise InvalidSettingsError.of(error) from None
+            # pydantic checks only the setting assigned: a check comparing it with another
+            # (see _compared_problem) runs here, and a refusal gives the setting its value back.
+            problem = self._compared_problem()
+            if problem is not None:
+                self.__dict__[name] = before
+                if not given_before:  # nor is it counted as given (model_dump(exclude_unset))
+                    self.model_fields_set.discard(name)
+                raise InvalidSettingsError(name, problem, [((name,), problem, value)])
+
+    def _compared_problem(self) -> str | None:
+        """What is wrong between two settings, as their validators say it at construction."""
+        if self.postgres_pool_max < self.postgres_pool_min:
+            return (
+                f"leaves RECALLD_POSTGRES_POOL_MAX ({self.postgres_pool_max}) below"
+                f" RECALLD_POSTGRES_POOL_MIN ({self.postgres_pool_min}): the maximum must be"
+                " at least the minimum"
+            )
+        dimension = self.embedder_dimension
+        if self.embedder == "hashing" and dimension is not None and dimension < 8:
+            return "leaves RECALLD_EMBEDDER_DIMENSION below 8, the hashing embedder's least"
+        key, url = self.embedder_api_key, self.embedder_url
+        if key is not None and key.get_secret_value() and url and "@" in urlsplit(url).netloc:
+            return (
+                "leaves RECALLD_EMBEDDER_API_KEY set beside a user and password in"
+                " RECALLD_EMBEDDER_URL: give the endpoint's credentials in one of them"
+            )
+        return None
 
     @classmethod
     def settings_customise_sources(

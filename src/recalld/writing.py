@@ -139,6 +139,23 @@ def dropped_text(before: Memory, after: Memory) -> bool:
     return any(getattr(before, name) != getattr(after, name) for name in TEXT_FIELDS)
 
 
+# The fields an update keeps as stored when it does not change them, each with a value
+# that passes its check in their place (see Writer.updated). The names too: an older
+# version stored a source, speaker or key holding a character today's names refuse (a
+# zero-width space, a line break), and every edit of the memory was refused naming it
+# (review of pass a67); the key is never changed by an edit, so it is always kept.
+_KEPT_AS_STORED: dict[str, Any] = {
+    "content": "kept",
+    "title": None,
+    "category": None,
+    "tags": [],
+    "meta": {},
+    "key": None,
+    "source": None,
+    "speaker": None,
+}
+
+
 class Writer:
     """Turns validated drafts into stored rows; see the module docstring."""
 
@@ -318,8 +335,18 @@ class Writer:
             ttl_seconds=None,
             id=None,
         )
+        # A field the patch leaves is kept as stored, not checked again: an older version
+        # (or a lowered RECALLD_MAX_*) may have stored a tag, content or meta past today's
+        # limits, and the memory could then not be edited at all, not even to fix it
+        # (adversarial pass a67). Each is checked with a value that passes, then put back.
+        kept = {
+            name: placeholder for name, placeholder in _KEPT_AS_STORED.items() if name not in patch
+        }
         draft = draft.model_copy(
-            update={name: value for name, value in patch.items() if name != "ttl_seconds"}
+            update={
+                **kept,
+                **{name: value for name, value in patch.items() if name != "ttl_seconds"},
+            }
         )
         record = self.record(
             draft,
@@ -330,6 +357,12 @@ class Writer:
             access_count=current.access_count,
             last_accessed_at=current.last_accessed_at,
         )
+        stored: dict[str, Any] = {name: getattr(current, name) for name in kept}
+        if "tags" in stored:
+            stored["tags"] = tuple(current.tags)
+        if "source" in stored:
+            stored["source"] = current.source or None  # as the draft above takes it
+        record = replace(record, **stored)
         if "ttl_seconds" in patch:
             ttl = patch["ttl_seconds"]
             expires_at = None if ttl is None else expiry(now, ttl)

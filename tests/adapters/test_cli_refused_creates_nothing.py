@@ -9,11 +9,15 @@ from pathlib import Path
 import pytest
 
 from recalld.adapters.cli import main
+from recalld.config import Settings
+from recalld.embeddings import Embedder
 
 
-def _exit_status(monkeypatch: pytest.MonkeyPatch, *arguments: str) -> int | str | None:
+def _exit_status(
+    monkeypatch: pytest.MonkeyPatch, *arguments: str, embedder: str = "none"
+) -> int | str | None:
     monkeypatch.setattr("sys.argv", ["recalld", *arguments])
-    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
+    monkeypatch.setenv("RECALLD_EMBEDDER", embedder)
     monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
     try:
         main()
@@ -87,3 +91,141 @@ def test_token_revoke_on_a_missing_database_revokes_nothing_and_creates_nothing(
     assert _exit_status(monkeypatch, "--db", str(db), "token", "revoke", "nope", "--json") == 1
     assert json.loads(capsys.readouterr().out) == {"revoked": False}
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "status", "answer"),
+    [
+        (("get", "an-id"), 1, "not_found"),
+        (("update", "an-id", "--title", "t"), 1, "not_found"),
+        (("explain", "tea", "an-id"), 1, "not_found"),
+        (("list",), 0, {"memories": [], "next_cursor": None}),
+        (("recent",), 0, {"memories": [], "next_cursor": None}),
+        (("search", "tea"), 0, []),
+        (("recall", "tea"), 0, []),
+        (("graph", "show", "Ada"), 1, "not_found"),
+        (("graph", "observations", "Ada"), 1, "not_found"),
+        (("graph", "entities"), 0, {"entities": [], "next_cursor": None}),
+        (("graph", "relations"), 0, {"relations": [], "next_cursor": None}),
+        (("core", "show"), 0, None),
+        (("core", "remove", "user", "tea"), 1, "validation_error"),
+        (("core", "patch", "user", "tea", "coffee"), 1, "validation_error"),
+        (("intentions",), 0, {"intentions": []}),
+        (("pending",), 0, []),
+    ],
+)
+def test_a_command_that_reads_or_changes_what_is_stored_creates_no_database(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    arguments: tuple[str, ...],
+    status: int,
+    answer: object,
+) -> None:
+    # Adversarial pass a67: each created an empty database at a mistyped --db, then
+    # answered as an empty database does. It still answers so, and says there is none.
+    db = tmp_path / "never.db"
+    assert _exit_status(monkeypatch, "--db", str(db), *arguments, "--json") == status
+    output = capsys.readouterr()
+    notice, *rest = output.err.splitlines()
+    assert notice == f"no database at {db}: nothing was created"
+    if status:
+        assert json.loads(rest[-1])["error"]["type"] == answer
+    elif answer is not None:
+        assert json.loads(output.out) == answer
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_command_that_writes_a_new_memory_still_creates_the_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "new.db"
+    arguments = ("core", "add", "user", "likes tea", "--json")
+    assert _exit_status(monkeypatch, "--db", str(db), *arguments) == 0
+    assert "created a new database" in capsys.readouterr().err
+    assert db.exists()
+    assert _exit_status(monkeypatch, "--db", str(db), "core", "remove", "user", "tea") == 0
+    assert "no database" not in capsys.readouterr().err
+
+
+def test_token_list_on_a_missing_database_creates_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Adversarial pass a67: `token list` created the database without a word, to answer
+    # that there is no token.
+    db = tmp_path / "never.db"
+    assert _exit_status(monkeypatch, "--db", str(db), "token", "list", "--json") == 0
+    output = capsys.readouterr()
+    assert json.loads(output.out) == []
+    assert output.err.strip() == f"no database at {db}: nothing was created"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_reading_command_in_a_directory_that_does_not_exist_is_still_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Only a missing file is answered as an empty database: a missing directory stays
+    # the error every command gives (README, "Two commands").
+    db = tmp_path / "typo" / "never.db"
+    assert _exit_status(monkeypatch, "--db", str(db), "list", "--json") == 1
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert "does not exist" in error["message"]
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "status"),
+    [(("search", "tea"), 0), (("recall", "tea"), 0), (("explain", "tea", "an-id"), 1)],
+)
+def test_a_query_on_a_missing_database_loads_no_embedding_model(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    arguments: tuple[str, ...],
+    status: int,
+) -> None:
+    # Review of pass a67: the empty stand-in database made the embedder the settings name
+    # (minilm: the model loaded, or first derived into the cache, seconds) to answer
+    # "nothing" to a query on a mistyped --db.
+    import recalld.embeddings
+
+    made: list[str] = []
+    real = recalld.embeddings.create_embedder
+
+    def recorded(settings: Settings) -> Embedder | None:
+        made.append(settings.embedder)
+        return None if settings.embedder == "minilm" else real(settings)
+
+    monkeypatch.setattr(recalld.embeddings, "create_embedder", recorded)
+    db = tmp_path / "never.db"
+    arguments = ("--db", str(db), *arguments, "--json")
+    assert _exit_status(monkeypatch, *arguments, embedder="minilm") == status
+    output = capsys.readouterr()
+    assert output.err.splitlines()[0] == f"no database at {db}: nothing was created"
+    if not status:
+        assert json.loads(output.out) == []
+    assert "minilm" not in made
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_stand_in_database_is_removed_when_its_close_fails(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Review of pass a67: a service whose close raised left the temporary directory.
+    from recalld.adapters._cli_support import _State
+
+    state = _State(settings=Settings(db=tmp_path / "never.db", embedder="none"))
+    service = state.memory(existing=True)
+    assert state._scratch is not None
+    scratch = Path(state._scratch.name)
+    assert scratch.is_dir()
+
+    def failing() -> None:
+        raise OSError("close failed")
+
+    monkeypatch.setattr(service, "close", failing)
+    with pytest.raises(OSError, match="close failed"):
+        state.close()
+    assert not scratch.exists()
+    type(service).close(service)
+    assert "nothing was created" in capsys.readouterr().err

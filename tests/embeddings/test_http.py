@@ -14,13 +14,13 @@ from typing import Any
 import numpy as np
 import pytest
 from pydantic import SecretStr
-from pydantic import ValidationError as PydanticValidationError
 
 from recalld.config import Settings
 from recalld.embeddings import http as http_embedder
 from recalld.embeddings.hashing import HashingEmbedder
 from recalld.embeddings.http import HTTPEmbedder
 from recalld.errors import EmbeddingError
+from recalld.errors import ValidationError as RecalldValidationError
 
 
 class FakeEmbeddingServer(ThreadingHTTPServer):
@@ -287,7 +287,7 @@ def test_http_embedder_sends_the_user_and_password_of_its_url_as_basic_auth(
 
 
 def test_http_settings_refuse_a_key_beside_credentials_in_the_url(tmp_path: Path) -> None:
-    with pytest.raises(PydanticValidationError, match="holds a user and password"):
+    with pytest.raises(RecalldValidationError, match="holds a user and password"):
         Settings(
             db=tmp_path / "m.db",
             embedder="http",

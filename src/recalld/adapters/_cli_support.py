@@ -11,6 +11,7 @@ import functools
 import json
 import re
 import sys
+import tempfile
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -59,6 +60,7 @@ class _State:
     settings: Settings
     service: MemoryService | None = None
     _console: Console | None = field(default=None, repr=False)
+    _scratch: tempfile.TemporaryDirectory[str] | None = field(default=None, repr=False)
 
     @property
     def console(self) -> Console:
@@ -77,16 +79,36 @@ class _State:
             return False
         return not Path(self.settings.db).exists()
 
-    def memory(self) -> MemoryService:
-        """The service, opened on first use; says on stderr when the database is new."""
+    def memory(self, *, existing: bool = False) -> MemoryService:
+        """The service, opened on first use; says on stderr when the database is new.
+
+        ``existing``: the command only reads or changes what is stored (``get``,
+        ``update``, ``list``, ``core remove``, ``graph show`` ...). On a ``--db`` that does
+        not exist it answers as an empty database does, from an empty one in a temporary
+        directory, and says on stderr that there is no database there: a mistyped
+        ``--db`` created a new, empty database to say "not found" (pass a67)."""
         if self.service is None:
             from recalld.service import MemoryService
 
+            settings = self.settings
+            # A directory that does not exist (or a "~" no shell expanded) is still the
+            # error every command gives: only a missing file in it is answered as empty.
+            if existing and self.no_database_yet() and Path(settings.db).parent.is_dir():
+                self._scratch = tempfile.TemporaryDirectory(prefix="recalld-none-")
+                location = visible(str(self.settings.db))
+                click.echo(f"no database at {location}: nothing was created", err=True)
+                scratch = Path(self._scratch.name) / "empty.db"
+                # No embedder: an empty database has no vector to compare a query with,
+                # and `search` loaded (or first derived) the model, seconds, to answer
+                # "nothing" (review of pass a67).
+                settings = settings.model_copy(update={"db": scratch, "embedder": "none"})
             migrations = MigrationProgress()
             try:
-                self.service = MemoryService.open(self.settings, on_migration=migrations)
+                self.service = MemoryService.open(settings, on_migration=migrations)
             finally:
                 migrations.stop()
+            if self._scratch is not None:
+                return self.service
             if self.service.store.created:
                 location = visible(self.service.store.location())
                 click.echo(f"created a new database at {location}", err=True)
@@ -94,13 +116,15 @@ class _State:
 
     def close(self) -> None:
         """Close the service if it was opened."""
-        if self.service is not None:
-            self.service.close()
-            self.service = None
-
-
-# Settings whose value may hold a password or key: an error about them never repeats it.
-SECRET_FIELDS = frozenset({"db", "embedder_url", "embedder_api_key"})
+        try:
+            if self.service is not None:
+                self.service.close()
+                self.service = None
+        finally:
+            # Removed even when the close fails (review of pass a67).
+            if self._scratch is not None:
+                self._scratch.cleanup()
+                self._scratch = None
 
 
 def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Settings:
@@ -110,10 +134,8 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
     or variable in ``sources`` (field -> name), else the field's ``RECALLD_*`` variable
     (a traceback naming the field would not tell which variable to fix).
     """
-    import pydantic
-    from pydantic_settings import SettingsError
-
-    from recalld.config import Settings, spelled_variables
+    from recalld.config import InvalidSettingsError, Settings, spelled_variables
+    from recalld.config_errors import SECRET_FIELDS
 
     # Named as spelled in the environment (recalld_namespace is read as RECALLD_NAMESPACE).
     spelled = spelled_variables(given=overrides)
@@ -128,25 +150,18 @@ def load_settings(overrides: dict[str, Any], sources: Mapping[str, str]) -> Sett
 
     try:
         return Settings(**overrides)
-    except pydantic.ValidationError as error:
+    except InvalidSettingsError as error:
+        if not error.problems:
+            # A variable pydantic-settings could not read (a list is read as JSON).
+            raise ValidationError(origin(error.field), error.message) from None
         problems = []
-        for problem in error.errors(include_url=False):
-            location = [str(part) for part in problem["loc"]]
+        for location, message, given in error.problems:
             name = origin(location[0]) + "".join(f"[{part}]" for part in location[1:])
-            message = str(problem["msg"]).removeprefix("Value error, ")
             # A URL or key may carry a secret: not echoed (the message says what is wrong).
-            echoed = "" if location[0] in SECRET_FIELDS else f" (got {shown(problem['input'])})"
+            echoed = "" if location[0] in SECRET_FIELDS else f" (got {shown(given)})"
             problems.append(f"{name}: {message}{echoed}")
         first, _, message = problems[0].partition(": ")
         raise ValidationError(first, "; ".join([message, *problems[1:]])) from None
-    except SettingsError as error:
-        # pydantic-settings reads a list-valued variable as JSON and names only the field.
-        found = re.search(r'field "([^"]+)"', str(error))
-        if found is None:
-            raise ValidationError("settings", str(error)) from None
-        raise ValidationError(
-            origin(found.group(1)), f"is not valid JSON ({error.__cause__})"
-        ) from None
 
 
 # The exit status of a command ended by SIGTERM, as a shell reports it (128 + 15).

@@ -224,7 +224,7 @@ def _query_command(name: str, touches: bool) -> click.Command:
         **options: Any,
     ) -> None:
         check_limit(state, limit)
-        memory = state.memory()
+        memory = state.memory(existing=True)
         action = memory.recall if touches else memory.search
         with filter_options():
             hits = action(query, filters=_filters(options), limit=limit, min_score=min_score)
@@ -268,7 +268,7 @@ def explain(
     """Why recall of QUERY does or does not return memory MEMORY_ID (changes nothing)."""
     check_limit(state, limit)
     with filter_options():
-        result = state.memory().explain(
+        result = state.memory(existing=True).explain(
             query, memory_id, filters=_filters(options), limit=limit, min_score=min_score
         )
     if as_json:
@@ -317,7 +317,7 @@ def get(
         raise click.UsageError("give exactly one of ID, --key or --seq")
     if seq is not None:
         check.seq(seq)  # refused before the database is opened (adversarial pass e66)
-    _show_memory(state, state.memory().get(memory_id, key=key, seq=seq), as_json)
+    _show_memory(state, state.memory(existing=True).get(memory_id, key=key, seq=seq), as_json)
 
 
 def _show_memory(state: _State, memory: Any, as_json: bool) -> None:
@@ -403,7 +403,7 @@ def update(
                 param_hint="--clear",
             )
         changes[name] = None  # the service clears a field given as None
-    _show_memory(state, state.memory().update(memory_id, **changes), as_json)
+    _show_memory(state, state.memory(existing=True).update(memory_id, **changes), as_json)
 
 
 def _changed_place(
@@ -411,7 +411,7 @@ def _changed_place(
 ) -> dict[str, Any] | None:
     """The place ``update`` sets: new coordinates keep the stored name, and a new name
     alone keeps the stored place (its geohash, at the precision it has)."""
-    current = state.memory().get(memory_id).place
+    current = state.memory(existing=True).get(memory_id).place
     if place is None:
         if current is None:
             raise click.BadParameter(
@@ -474,7 +474,7 @@ def _page_command(name: str, doc: str, default_limit: int) -> click.Command:
         **options: Any,
     ) -> None:
         check_limit(state, limit)
-        memory = state.memory()
+        memory = state.memory(existing=True)
         lister = memory.list_memories if name == "list" else memory.recent
         with filter_options():
             page = lister(filters=_filters(options, include_expired), limit=limit, cursor=cursor)

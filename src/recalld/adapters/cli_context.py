@@ -39,8 +39,14 @@ def _core_edit(
     from recalld.core_memory import CoreMemoryFullError, named_as_given
     from recalld.errors import ValidationError
 
+    # Only patches and removals: they change entries that are there, so on a --db that
+    # does not exist they find none, creating no database to say so (pass a67).
+    existing = all(
+        isinstance(operation, dict) and operation.get("action") in ("patch", "remove")
+        for operation in operations
+    )
     try:
-        result = state.memory().core.apply(target, operations)
+        result = state.memory(existing=existing).core.apply(target, operations)
     except CoreMemoryFullError as full:
         if as_json:
             raise  # one JSON line on stderr, as every error of a --json command
@@ -72,7 +78,7 @@ TARGET = click.Choice(["user", "memory"])
 @pass_state
 def core_show(state: _State, as_json: bool) -> None:
     """Print the core memory block as it is injected into prompts."""
-    memory = state.memory()
+    memory = state.memory(existing=True)
     if as_json:
         _print_json([memory.core.state(target) for target in ("user", "memory")])
     else:
@@ -305,7 +311,7 @@ def sense(
 @pass_state
 def pending(state: _State, peek: bool, limit: int | None, as_json: bool) -> None:
     """Deliver queued involuntary recollections and reminders, oldest first (each once)."""
-    items = state.memory().recollections.pending(drain=not peek, limit=limit)
+    items = state.memory(existing=True).recollections.pending(drain=not peek, limit=limit)
     _show_recollections(state, items, as_json)
 
 

@@ -40,7 +40,9 @@ def graph_entities(
 ) -> None:
     """List entities by name, with how many memories mention each."""
     check_limit(state, limit)
-    page = state.memory().graph.entities(query=query, type=entity_type, limit=limit, cursor=cursor)
+    page = state.memory(existing=True).graph.entities(
+        query=query, type=entity_type, limit=limit, cursor=cursor
+    )
     if as_json:
         _print_json(page)
         return
@@ -72,7 +74,7 @@ def graph_entities(
 @pass_state
 def graph_show(state: _State, name: str, as_json: bool) -> None:
     """Show entity NAME: aliases, observations, mentions and relations."""
-    detail = state.memory().graph.entity(name)
+    detail = state.memory(existing=True).graph.entity(name)
     if as_json:
         _print_json(detail)
         return
@@ -139,7 +141,7 @@ def graph_relations(
 ) -> None:
     """List relations (subject, predicate, object) and how many memories state each."""
     check_limit(state, limit)
-    page = state.memory().graph.relations(
+    page = state.memory(existing=True).graph.relations(
         entity=entity, predicate=predicate, limit=limit, cursor=cursor
     )
     if as_json:
@@ -180,7 +182,7 @@ def graph_observations(
 ) -> None:
     """List entity NAME's observations, oldest first (show prints only its first)."""
     check_limit(state, limit)
-    page = state.memory().graph.observations(name, limit=limit, cursor=cursor)
+    page = state.memory(existing=True).graph.observations(name, limit=limit, cursor=cursor)
     if as_json:
         _print_json(page)
         return
@@ -201,7 +203,7 @@ def graph_observations(
 @pass_state
 def graph_rebuild(state: _State, all_namespaces: bool, run_now: bool, as_json: bool) -> None:
     """Queue re-extraction of every memory (the worker does it; --run does it now)."""
-    memory = state.memory()
+    memory = state.memory(existing=True)
     queued = memory.graph.rebuild(memory.namespaces() if all_namespaces else None)
     if not as_json:
         # Said before running: the queue is written whatever the run meets (a worker of

@@ -160,7 +160,7 @@ def remind(
 @pass_state
 def intentions(state: _State, wanted: str, as_json: bool) -> None:
     """List intentions (active ones by default), newest first."""
-    found = state.memory().intentions(state=wanted)  # type: ignore[arg-type]
+    found = state.memory(existing=True).intentions(state=wanted)  # type: ignore[arg-type]
     if as_json:
         _print_json({"intentions": [item.model_dump(mode="json") for item in found]})
         return

@@ -288,10 +288,19 @@ def token_create(state: _State, name: str, scopes: tuple[str, ...], as_json: boo
 @pass_state
 def token_list(state: _State, as_json: bool) -> None:
     """List tokens (id, name, scopes, last use; never the token itself)."""
-    from recalld.tokens import TokenRegistry
+    from recalld.tokens import TokenInfo, TokenRegistry
 
-    with TokenRegistry.open(state.settings) as registry:
-        tokens = registry.list()
+    tokens: list[TokenInfo]
+    if state.no_database_yet():
+        # No token is there, and no database is created to say so: `token list` on a
+        # mistyped --db created an empty database without a word (pass a67).
+        click.echo(
+            f"no database at {visible(str(state.settings.db))}: nothing was created", err=True
+        )
+        tokens = []
+    else:
+        with TokenRegistry.open(state.settings) as registry:
+            tokens = registry.list()
     if as_json:
         _print_json(tokens)
         return
