@@ -133,6 +133,10 @@ def _tools(dialects: Sequence[Dialect]) -> list[Tool]:
             tool.fn_metadata = TextKeptMetadata.of(tool.fn_metadata)
             fields = tool.fn_metadata.arg_model.model_fields
             tool.accepted = frozenset(info.alias or name for name, info in fields.items())
+            tool.optional = frozenset(
+                info.alias or name for name, info in fields.items() if not info.is_required()
+            )
+            tool.null_is_absent = wording.null_is_absent
             tool.shape = wording.shape
             tool.renames = dict(wording.renames)
             tool.closed = wording.closed

@@ -659,7 +659,7 @@ def _error(failure: ToolFailure, call: ToolCall) -> CallToolResult:
 
 DIALECT = Dialect(
     name="native",
-    wording=Wording(shape=worded(TOOL_WORDS, _error)),
+    wording=Wording(shape=worded(TOOL_WORDS, _error), null_is_absent=True),
     tools=(
         ToolSpec(
             "remember",
