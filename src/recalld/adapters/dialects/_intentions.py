@@ -189,5 +189,7 @@ INTENTION_TOOLS = (
         "cancel_intention",
         cancel_intention,
         "Cancel an intention by id: it never fires again (forget removes it).",
+        destructive=True,
+        idempotent=True,
     ),
 )

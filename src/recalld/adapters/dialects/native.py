@@ -667,6 +667,7 @@ DIALECT = Dialect(
             "Store a fact, decision, preference or event for future sessions. A key keeps one "
             "current value (writing it again overwrites). Repeating stored text returns "
             "status duplicate and stores nothing.",
+            destructive=True,  # a key's earlier value is overwritten for good
         ),
         ToolSpec(
             "recall",
@@ -689,12 +690,14 @@ DIALECT = Dialect(
             update,
             "Change the given fields of a memory by id; a null argument changes nothing, the"
             " fields named in clear are cleared.",
+            destructive=True,
         ),
         ToolSpec(
             "forget",
             forget,
             "Delete a memory by id, with every trace of it.",
             destructive=True,
+            idempotent=True,
         ),
         ToolSpec(
             "list",
@@ -716,6 +719,7 @@ DIALECT = Dialect(
             "add|patch|remove, content?, old_text?}], applied together; the size limit is "
             "checked on the result, so one call can make room and add. A full target is "
             "refused with its entries.",
+            destructive=True,  # patch and remove change entries for good
         ),
         ToolSpec(
             "remember_conversation",
@@ -725,6 +729,8 @@ DIALECT = Dialect(
             "parts, tool_calls, tool results); system and tool messages are skipped unless "
             "included. Sending it again changes nothing; give the same conversation id when "
             "sending only the latest messages.",
+            destructive=True,  # a turn sent again, edited, replaces its text
+            idempotent=True,
         ),
         *INTENTION_TOOLS,
         *SENSING_TOOLS,
