@@ -44,6 +44,18 @@ from recalld._schema import count_default
 from recalld.adapters.dialects._compact import compact, compact_result
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
 from recalld.adapters.dialects._intentions import INTENTION_TOOLS
+from recalld.adapters.dialects._native_shapes import (
+    ConversationOut,
+    CoreOut,
+    EntitiesOut,
+    ExplanationOut,
+    MemoryOut,
+    NeighbourhoodOut,
+    PageOut,
+    RecallOut,
+    ReceiptOut,
+    StatsOut,
+)
 from recalld.adapters.dialects._pending import PENDING_RESOURCE, SENSING_TOOLS
 from recalld.adapters.dialects.base import (
     Dialect,
@@ -126,56 +138,6 @@ class Operation(BaseModel):
     content: str | None = Field(default=None, description="new text (add, patch)")
     new_text: str | None = Field(default=None, description="alias of content (Hermes' name)")
     old_text: str | None = Field(default=None, description="text in one entry (patch, remove)")
-
-
-class _Open(BaseModel):
-    """An object with at least these fields (compact results add what is set)."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-class HitOut(_Open):
-    id: str
-    score: float
-    prompt_line: str
-
-
-class RecallOut(BaseModel):
-    hits: list[HitOut]
-
-
-class MemoryOut(_Open):
-    id: str
-    content: str
-
-
-class LineOut(_Open):
-    id: str
-    prompt_line: str
-
-
-class PageOut(BaseModel):
-    memories: list[LineOut]
-    next_cursor: str | None = None
-
-
-class ReceiptOut(_Open):
-    id: str
-    status: str
-
-
-class CoreOut(_Open):
-    target: str | None = None
-
-
-class ConversationOut(_Open):
-    conversation: str
-
-
-class ExplanationOut(_Open):
-    memory_id: str
-    stage: str
-    reason: str
 
 
 def compact_memory(memory: Memory) -> dict[str, Any]:
@@ -571,19 +533,6 @@ def remember_conversation(
     if verbose:
         return compact_result(report.model_dump(mode="json"))
     return compact_result(compact(report, exclude={"turns", "skipped_messages"}))
-
-
-class EntitiesOut(BaseModel):
-    entities: list[_Open]
-    next_cursor: str | None = None
-
-
-class NeighbourhoodOut(_Open):
-    entity: _Open
-
-
-class StatsOut(_Open):
-    count: int
 
 
 def entities(
