@@ -36,6 +36,7 @@ class HitOut(_Open):
 
 class RecallOut(BaseModel):
     hits: list[HitOut]
+    content_left_out: int | None = None
 
 
 class MemoryOut(_Open):
@@ -51,6 +52,7 @@ class LineOut(_Open):
 class PageOut(BaseModel):
     memories: list[LineOut]
     next_cursor: str | None = None
+    content_left_out: int | None = None
 
 
 class ReceiptOut(_Open):
