@@ -62,3 +62,28 @@ async def test_native_tool_definitions_meet_model_api_rules(tmp_path: Path) -> N
         assert isinstance(tool.input_schema.get("properties"), dict), tool.name
         assert "$ref" not in str(tool.input_schema), tool.name
         assert "$defs" not in tool.input_schema, tool.name
+
+
+# The seed dialects' tools that may destroy what is stored (annotations are no part of
+# the seeds' schemas), each with whether repeating a call changes nothing more.
+SEED_DESTRUCTIVE_IDEMPOTENT = {
+    "chaoscore_remember": False,  # overwrites a key, as its seed says
+    "chaoscore_forget": True,
+    "rover_memory": False,  # its update and forget actions
+    "memory": False,  # hermes: replace and remove
+}
+
+
+async def test_seed_tools_that_overwrite_or_delete_say_so(tmp_path: Path) -> None:
+    async with in_process(tmp_path / "m.db", "chaoscore,rover,hermes")() as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    for name, idempotent in SEED_DESTRUCTIVE_IDEMPOTENT.items():
+        hints = tools[name].annotations
+        assert hints is not None, name
+        assert (hints.read_only_hint, hints.destructive_hint) == (False, True), name
+        assert hints.idempotent_hint is idempotent, name
+    async with in_process(tmp_path / "m.db", "madeleine")() as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    forget = tools["forget"].annotations
+    assert forget is not None
+    assert (forget.destructive_hint, forget.idempotent_hint) == (True, True)
