@@ -217,12 +217,32 @@ def test_limit_rest_null_refused_naming_the_field(capped_client: tuple[TestClien
 
 @pytest.mark.anyio
 @pytest.mark.parametrize(
+    ("tool", "arguments", "items"),
+    [
+        ("recall", {"query": "Alice"}, "hits"),
+        ("list", {}, "memories"),
+        ("entities", {}, "entities"),
+    ],
+)
+async def test_limit_mcp_native_null_is_the_default_held_to_the_cap(
+    capped_settings: Settings, tool: str, arguments: dict[str, Any], items: str
+) -> None:
+    # A native tool reads an optional argument sent as null as left out (models send
+    # null for what they do not use): the default, held to RECALLD_MAX_LIMIT.
+    with MemoryService.open(capped_settings) as service:
+        _fill(service)
+    connect = in_process(capped_settings.db, "native", max_limit=CAP)
+    async with connect() as client:
+        answered = await call(client, tool, {**arguments, "limit": None})
+    assert not answered.is_error, text(answered)
+    assert answered.structured_content is not None
+    assert len(answered.structured_content[items]) == CAP
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
     ("dialect", "tool", "arguments", "count"),
     [
-        ("native", "recall", {"query": "Alice"}, "limit"),
-        ("native", "explain", {"query": "Alice", "id": "01M95A6138BYTESGJ2K06F5RG5"}, "limit"),
-        ("native", "list", {}, "limit"),
-        ("native", "entities", {}, "limit"),
         ("batbox", "MemoryRecall", {"query": "Alice"}, "limit"),
         ("chaoscore", "chaoscore_recall", {"query": "Alice"}, "limit"),
         ("rover", "rover_memory", {"action": "list"}, "limit"),
