@@ -67,7 +67,9 @@ async def test_native_tool_definitions_meet_model_api_rules(tmp_path: Path) -> N
 # The seed dialects' tools that may destroy what is stored (annotations are no part of
 # the seeds' schemas), each with whether repeating a call changes nothing more.
 SEED_DESTRUCTIVE_IDEMPOTENT = {
-    "chaoscore_remember": False,  # overwrites a key, as its seed says
+    # Overwrites a key, and is "idempotent for a given key/value pair", as its seed says
+    # (review of pass f67).
+    "chaoscore_remember": True,
     "chaoscore_forget": True,
     "rover_memory": False,  # its update and forget actions
     "memory": False,  # hermes: replace and remove

@@ -222,6 +222,8 @@ DIALECT = Dialect(
             "(australiaeast)'. To look records up, use chaoscore_recall instead. Returns the "
             "record (JSON: key, value, tags, createdAt, updatedAt, expiresAt) or 'Error: ...'.",
             destructive=True,  # a key's earlier value is overwritten
+            # Its seed: "making chaoscore_remember idempotent for a given key/value pair".
+            idempotent=True,
         ),
         ToolSpec(
             "chaoscore_recall",
