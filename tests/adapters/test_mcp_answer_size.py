@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from recalld.adapters.dialects.native import CONTENT_BUDGET
+from recalld.adapters.dialects._compact import CONTENT_BUDGET, within_budget
 from tests.adapters.mcp_support import call, in_process, structured, text
 
 pytestmark = pytest.mark.anyio
@@ -50,3 +50,43 @@ async def test_answers_within_the_budget_are_whole(tmp_path: Path) -> None:
         hits = await structured(client, "recall", {"query": "banana"})
         assert all("content" in hit for hit in hits["hits"])
         assert "content_left_out" not in hits
+
+
+async def test_sensed_and_pending_recollections_hold_full_contents_to_the_budget(
+    tmp_path: Path,
+) -> None:
+    # Review of pass f67: sense (up to 3) and pending_recollections (up to 100 a call)
+    # carried every long recollection's whole content too: 6 MB for a full queue.
+    cafe = {"lat": 48.8566, "lon": 2.3522}
+    async with in_process(tmp_path / "m.db", "native")() as client:
+        for number in range(3):
+            memory = {"content": f"croissant {number} {LONG}", "place": cafe}
+            await structured(client, "remember", {**memory, "at": "2026-11-04T08:10:00+01:00"})
+        cue = {"place": cafe, "at": "2026-11-05T08:05:00+01:00"}
+        sensed = await call(client, "sense", cue)
+        fired = sensed.structured_content
+        assert fired is not None
+        assert len(fired["recollections"]) == 3
+        assert [("content" in item) for item in fired["recollections"]] == [True, False, False]
+        assert fired["content_left_out"] == 2
+        assert len(text(sensed).encode()) < CONTENT_BUDGET + 4096
+        peeked = await structured(client, "pending_recollections", {"drain": False})
+        assert peeked == fired
+        whole = await structured(client, "pending_recollections", {"verbose": True})
+        assert [item["memory"]["content"].endswith(LONG) for item in whole["recollections"]] == [
+            True
+        ] * 3
+        assert "content_left_out" not in whole
+
+
+def test_the_budget_counts_utf8_bytes_up_to_exactly_64_kib() -> None:
+    half = "é" * (CONTENT_BUDGET // 4)  # 32 KiB of UTF-8 in 16 Ki characters
+    exact = within_budget({"hits": [{"content": half}, {"content": half}]}, "hits", False)
+    assert [("content" in hit) for hit in exact["hits"]] == [True, True]
+    assert "content_left_out" not in exact
+    over = within_budget({"hits": [{"content": half}, {"content": half + "a"}]}, "hits", False)
+    assert [("content" in hit) for hit in over["hits"]] == [True, False]
+    assert over["content_left_out"] == 1
+    huge = "x" * (2 * CONTENT_BUDGET)
+    first = within_budget({"hits": [{"content": huge}, {"content": "y"}]}, "hits", False)
+    assert first["hits"] == [{"content": huge}, {}]  # the first whole, then nothing more

@@ -28,7 +28,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat
 
-from recalld.adapters.dialects._compact import compact, compact_result
+from recalld.adapters.dialects._compact import compact, compact_result, within_budget
 from recalld.adapters.dialects.base import ResourceSpec, ToolSpec, scoped_namespace, state_of
 from recalld.recollection import Cue, Recollection
 from recalld.service import MemoryService
@@ -144,6 +144,10 @@ class ItemOut(BaseModel):
 
 class ItemsOut(BaseModel):
     recollections: list[ItemOut]
+    content_left_out: int | None = Field(
+        default=None,
+        description="how many items past 64 KiB of full texts came without content (get them)",
+    )
 
 
 class PendingOut(ItemsOut):
@@ -198,7 +202,7 @@ def sense(
     )
     fired = state_of(ctx).service.recollections.sense(cue, namespace=scope)
     items = [_compact_item(item, verbose=verbose) for item in fired]
-    return compact_result({"recollections": items})
+    return compact_result(within_budget({"recollections": items}, "recollections", verbose))
 
 
 def pending_recollections(
@@ -216,7 +220,7 @@ def pending_recollections(
     }
     if remaining:
         body["remaining"] = remaining
-    return compact_result(body)
+    return compact_result(within_budget(body, "recollections", verbose))
 
 
 SENSING_TOOLS = (

@@ -41,7 +41,12 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, With
 
 from recalld import _validate as check
 from recalld._schema import count_default
-from recalld.adapters.dialects._compact import compact, compact_result
+from recalld.adapters.dialects._compact import (
+    CONTENT_BUDGET,
+    compact,
+    compact_result,
+    within_budget,
+)
 from recalld.adapters.dialects._core import CORE_PROMPT, CORE_RESOURCE
 from recalld.adapters.dialects._intentions import INTENTION_TOOLS
 from recalld.adapters.dialects._native_shapes import (
@@ -92,12 +97,10 @@ from recalld.model import (
 )
 from recalld.writing import Clearable
 
-__all__ = ["DIALECT", "compact_hit", "compact_memory"]
+__all__ = ["CONTENT_BUDGET", "DIALECT", "compact_hit", "compact_memory"]
 
 # list and entities return 20 unless told otherwise (recall and explain: the service's 10).
 PAGE_LIMIT = 20
-# How many bytes of full contents a compact recall or list answer holds at most.
-CONTENT_BUDGET = 64 * 1024
 
 # Counts arrive as None when left out, so the service can hold the default to
 # RECALLD_MAX_LIMIT; they are published as plain integers with their default.
@@ -177,32 +180,6 @@ def _with_fields(body: dict[str, Any], memory: Memory, line: str) -> dict[str, A
         body["speaker"] = memory.speaker
     if memory.source:
         body["source"] = memory.source
-    return body
-
-
-def _within_budget(body: dict[str, Any], items: str, verbose: bool) -> dict[str, Any]:
-    """``body`` with the full contents of its compact ``items`` held to
-    ``CONTENT_BUDGET`` bytes, best first: a hit or memory past it keeps its one-line
-    summary, and ``content_left_out`` counts those (the first content is always whole).
-    100 hits of 64 KiB put 6 MB into the prompt of the model that called the tool.
-    ``verbose`` answers are whole, as asked."""
-    if verbose:
-        return body
-    left = CONTENT_BUDGET
-    kept = omitted = 0
-    for item in body[items]:
-        content = item.get("content")
-        if not isinstance(content, str):
-            continue
-        size = len(content.encode("utf-8", "surrogatepass"))
-        if omitted or (kept and size > left):
-            del item["content"]
-            omitted += 1
-        else:
-            left -= size
-            kept += 1
-    if omitted:
-        body["content_left_out"] = omitted
     return body
 
 
@@ -315,7 +292,7 @@ def recall(
         query, filters=filters, limit=limit, namespace=scope, min_score=min_score
     )
     body: dict[str, Any] = {"hits": [compact_hit(hit, verbose=verbose) for hit in hits]}
-    return compact_result(_within_budget(body, "hits", verbose))
+    return compact_result(within_budget(body, "hits", verbose))
 
 
 def explain(
@@ -449,7 +426,7 @@ def list_memories(
     body: dict[str, Any] = {"memories": memories}
     if page.next_cursor is not None:
         body["next_cursor"] = page.next_cursor
-    return compact_result(_within_budget(body, "memories", verbose))
+    return compact_result(within_budget(body, "memories", verbose))
 
 
 def stats(
