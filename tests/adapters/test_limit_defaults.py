@@ -265,3 +265,30 @@ async def test_limit_mcp_null_refused_naming_the_argument(
     assert refused.is_error
     assert NOT_AN_INTEGER in text(refused)
     assert count in text(refused)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("recall", {"query": "Alice", "limit": "5"}, "must be an integer from 1 to 100, got '5'"),
+        ("list", {"limit": True}, "must be an integer from 1 to 100, got True"),
+        ("entities", {"limit": "20"}, "must be an integer from 1 to 100, got '20'"),
+        (
+            "neighbourhood",
+            {"entity": "Alice", "depth": "2"},
+            "must be an integer from 1 to 3, got '2'",
+        ),
+    ],
+)
+async def test_limit_mcp_native_count_as_text_names_the_range(
+    tmp_path: Path, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    # Review of pass f67: "limit": "5" answered "must be an integer", without the range.
+    async with in_process(tmp_path / "m.db", "native")() as client:
+        refused = await call(client, tool, arguments)
+    assert refused.is_error
+    assert refused.structured_content is not None
+    field = "depth" if tool == "neighbourhood" else "limit"
+    assert refused.structured_content["error"]["field"] == field
+    assert refused.structured_content["error"]["message"] == message

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat
 
 from recalld.adapters.dialects._compact import compact, compact_result, within_budget
 from recalld.adapters.dialects.base import ResourceSpec, ToolSpec, scoped_namespace, state_of
+from recalld.model import TIME_TEXT
 from recalld.recollection import Cue, Recollection
 from recalld.service import MemoryService
 
@@ -190,7 +191,7 @@ def sense(
     ] = None,
     image: Media = None,
     audio: Media = None,
-    at: Annotated[str | None, Field(description="the present time if not now")] = None,
+    at: Annotated[str | None, Field(description="the present time if not now"), TIME_TEXT] = None,
     verbose: Verbose = False,
     namespace: Namespace = None,
     user_id: UserId = None,

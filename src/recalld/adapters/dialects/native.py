@@ -84,7 +84,7 @@ from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
     SALIENCE_RANGE,
     SCORE_RANGE,
-    WHOLE_COUNT,
+    TIME_TEXT,
     WHOLE_NUMBER,
     Explanation,
     Filters,
@@ -94,6 +94,7 @@ from recalld.model import (
     Receipt,
     Stats,
     TtlSeconds,
+    whole_in,
 )
 from recalld.writing import Clearable
 
@@ -109,7 +110,7 @@ SearchLimit = Annotated[
     Field(
         ge=1, le=100, description="at most this many results", json_schema_extra=count_default(10)
     ),
-    WHOLE_COUNT,
+    whole_in(1, 100, count=True),
 ]
 PageLimit = Annotated[
     int | None,
@@ -119,7 +120,7 @@ PageLimit = Annotated[
         description="at most this many results",
         json_schema_extra=count_default(PAGE_LIMIT),
     ),
-    WHOLE_COUNT,
+    whole_in(1, 100, count=True),
 ]
 Namespace = Annotated[str | None, Field(description="default: the server's")]
 UserId = Annotated[str | None, Field(description="mem0 scope: namespace user:<id>")]
@@ -236,7 +237,7 @@ def remember(
     ] = None,
     source: Annotated[str | None, Field(description="URI of the evidence")] = None,
     speaker: Annotated[str | None, Field(max_length=200, description="who said it")] = None,
-    at: Annotated[str | None, Field(description="when it happened, ISO 8601")] = None,
+    at: Annotated[str | None, Field(description="when it happened, ISO 8601"), TIME_TEXT] = None,
     ttl_seconds: Annotated[TtlSeconds | None, Field(description="expire after")] = None,
     place: Annotated[
         dict[str, Any] | None, Field(description='{"lat", "lon"} or {"geohash"}')
@@ -278,8 +279,8 @@ def recall(
     speaker: Annotated[str | None, Field(description="only what they said")] = None,
     tags_any: list[str] | None = None,
     tags_all: list[str] | None = None,
-    since: Annotated[str | None, Field(description="at >= this time")] = None,
-    until: Annotated[str | None, Field(description="at < this time")] = None,
+    since: Annotated[str | None, Field(description="at >= this time"), TIME_TEXT] = None,
+    until: Annotated[str | None, Field(description="at < this time"), TIME_TEXT] = None,
     min_score: MinScore = None,
     verbose: Verbose = False,
     namespace: Namespace = None,
@@ -305,8 +306,8 @@ def explain(
     speaker: Annotated[str | None, Field(description="only what they said")] = None,
     tags_any: list[str] | None = None,
     tags_all: list[str] | None = None,
-    since: Annotated[str | None, Field(description="at >= this time")] = None,
-    until: Annotated[str | None, Field(description="at < this time")] = None,
+    since: Annotated[str | None, Field(description="at >= this time"), TIME_TEXT] = None,
+    until: Annotated[str | None, Field(description="at < this time"), TIME_TEXT] = None,
     min_score: MinScore = None,
     verbose: Verbose = False,
     namespace: Namespace = None,
@@ -347,7 +348,7 @@ def update(
     salience: Annotated[StrictFloat | None, Field(ge=0, le=1), SALIENCE_RANGE] = None,
     source: str | None = None,
     speaker: Annotated[str | None, Field(max_length=200)] = None,
-    at: str | None = None,
+    at: Annotated[str | None, TIME_TEXT] = None,
     ttl_seconds: TtlSeconds | None = None,
     place: dict[str, Any] | None = None,
     meta: dict[str, Any] | None = None,
@@ -410,8 +411,8 @@ def list_memories(
     speaker: Annotated[str | None, Field(description="only what they said")] = None,
     tags_any: list[str] | None = None,
     tags_all: list[str] | None = None,
-    since: str | None = None,
-    until: str | None = None,
+    since: Annotated[str | None, TIME_TEXT] = None,
+    until: Annotated[str | None, TIME_TEXT] = None,
     verbose: Verbose = False,
     namespace: Namespace = None,
     user_id: UserId = None,
@@ -516,7 +517,7 @@ def remember_conversation(
         ),
     ] = None,
     title: str | None = None,
-    at: Annotated[str | None, Field(description="when, for messages without at")] = None,
+    at: Annotated[str | None, Field(description="when, for messages without at"), TIME_TEXT] = None,
     tags: list[str] = [],  # noqa: B006
     include_system: StrictBool = False,
     include_tools: StrictBool = False,
@@ -563,7 +564,7 @@ def entities(
 def neighbourhood(
     ctx: Context,
     entity: Annotated[str, Field(description="the entity's name")],
-    depth: Annotated[int, Field(ge=1, le=3, description="relation hops (1-3)"), WHOLE_NUMBER] = 1,
+    depth: Annotated[int, Field(ge=1, le=3, description="relation hops (1-3)"), whole_in(1, 3)] = 1,
     namespace: Namespace = None,
     user_id: UserId = None,
     agent_id: AgentId = None,
