@@ -11,6 +11,7 @@ that ``remember`` stored.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,3 +63,38 @@ async def test_list_arguments_sent_as_json_text_are_still_read(tmp_path: Path) -
         memory = await structured(client, "get", {"seq": 1})
         assert memory["tags"] == ["drinks", "green"]
         assert memory["meta"] == {"a": 1}
+
+
+def test_an_sdk_that_bypasses_the_override_is_refused_loudly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Review of pass f67: TextKeptMetadata overrides an SDK method (pre_parse_json); an
+    # SDK release that stops calling it would have silently read "null" as null again.
+    from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+
+    from recalld.adapters.dialects import _arguments
+    from recalld.errors import RecalldError
+
+    _arguments.check_text_kept()  # the pinned SDK calls it
+
+    def bypassing(self: FuncMetadata, arguments: dict[str, Any]) -> dict[str, Any]:
+        parsed = FuncMetadata.pre_parse_json(self, arguments)  # not the override
+        return self.arg_model.model_validate(parsed).model_dump_one_level()
+
+    monkeypatch.setattr(FuncMetadata, "validate_arguments", bypassing)
+    with pytest.raises(RecalldError, match="keeps text arguments"):
+        _arguments.check_text_kept()
+
+
+def test_the_sdks_metadata_is_copied_whole() -> None:
+    from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
+
+    from recalld.adapters.dialects._arguments import TextKeptMetadata
+
+    def tool(text: str | None = None) -> str:
+        return text or ""
+
+    original = func_metadata(tool)
+    kept = TextKeptMetadata.of(original)
+    for name in FuncMetadata.model_fields:
+        assert getattr(kept, name) == getattr(original, name), name

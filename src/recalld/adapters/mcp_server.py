@@ -53,7 +53,7 @@ from recalld._version import __version__
 from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, is_loopback
 from recalld.adapters._stdio import run_stdio
 from recalld.adapters.dialects import resolve_dialects
-from recalld.adapters.dialects._arguments import TextKeptMetadata
+from recalld.adapters.dialects._arguments import TextKeptMetadata, check_text_kept
 from recalld.adapters.dialects.base import (
     Dialect,
     McpState,
@@ -117,6 +117,7 @@ class _ServiceResource(Resource):
 
 
 def _tools(dialects: Sequence[Dialect]) -> list[Tool]:
+    check_text_kept()
     tools: list[Tool] = []
     for dialect in dialects:
         wording = dialect.wording

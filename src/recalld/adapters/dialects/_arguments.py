@@ -7,6 +7,11 @@ its text as JSON too: ``"null"`` became None (a write naming namespace ``"null"`
 went to the server's namespace, a key ``"null"`` was dropped) and ``"[1, 2]"`` a list
 that the parameter then refused. :class:`TextKeptMetadata` keeps the SDK's reading for
 parameters that take no text, and keeps the text for those that take it.
+
+It overrides a method of the SDK's (``pre_parse_json``); an SDK release that moves the
+module fails the import, and :func:`check_text_kept` (run when the server's tools are
+built) refuses one that no longer calls the method, rather than silently reading
+``"null"`` as null again.
 """
 
 from __future__ import annotations
@@ -14,9 +19,11 @@ from __future__ import annotations
 import types
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
 
-__all__ = ["TextKeptMetadata", "takes_text"]
+from recalld.errors import RecalldError
+
+__all__ = ["TextKeptMetadata", "check_text_kept", "takes_text"]
 
 
 def takes_text(annotation: Any) -> bool:
@@ -54,9 +61,22 @@ class TextKeptMetadata(FuncMetadata):
     @classmethod
     def of(cls, metadata: FuncMetadata) -> TextKeptMetadata:
         """``metadata`` (as the SDK built it for a function) with text kept."""
-        return cls(
-            arg_model=metadata.arg_model,
-            output_schema=metadata.output_schema,
-            output_model=metadata.output_model,
-            wrap_output=metadata.wrap_output,
+        # Every field the SDK's metadata has, so one a later release adds is not dropped.
+        return cls(**{name: getattr(metadata, name) for name in FuncMetadata.model_fields})
+
+
+def _probe(text: str | None = None) -> str | None:
+    """A tool signature with an optional text argument, for :func:`check_text_kept`."""
+    return text
+
+
+def check_text_kept() -> None:
+    """Refuse an MCP SDK whose argument validation no longer goes through
+    :meth:`TextKeptMetadata.pre_parse_json`: the text ``"null"`` must stay text."""
+    kept = TextKeptMetadata.of(func_metadata(_probe)).validate_arguments({"text": "null"})
+    if kept != {"text": "null"}:
+        raise RecalldError(
+            "the installed MCP SDK no longer calls FuncMetadata.pre_parse_json, through "
+            "which recalld keeps text arguments as sent (an optional text argument "
+            '"null" would be read as null): install the mcp release pyproject.toml pins'
         )
