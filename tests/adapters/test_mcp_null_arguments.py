@@ -13,7 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.adapters.mcp_support import call, in_process, structured, text
+from tests.adapters.mcp_support import (
+    call,
+    http,
+    in_process,
+    start_http_server,
+    stdio,
+    stop,
+    structured,
+    text,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -102,3 +111,29 @@ async def test_every_defaulted_argument_is_listed(tmp_path: Path) -> None:
                 found.setdefault(tool.name, []).append(name)
     listed = {name: sorted(arguments) for name, arguments in DEFAULTED.items()}
     assert {name: sorted(arguments) for name, arguments in found.items()} == listed
+
+
+@pytest.mark.slow
+async def test_nulls_and_json_looking_text_read_alike_over_stdio_and_http(
+    tmp_path: Path,
+) -> None:
+    """Review of pass f67: both readings hold over the real transports, not only in
+    process (a null left out, a text argument kept as the text sent)."""
+    process, url = start_http_server(tmp_path / "h.db", "native")
+    try:
+        for connect in (stdio(tmp_path / "s.db", "native"), http(url)):
+            async with connect() as client:
+                nulls = {"kind": None, "tags": None, "verbose": None, "title": None}
+                receipt = await structured(
+                    client, "remember", {"content": "Ada likes tea", "key": "null", **nulls}
+                )
+                memory = await structured(client, "get", {"key": "null", "verbose": None})
+                assert (memory["id"], memory["key"]) == (receipt["id"], "null")
+                assert "kind" not in memory  # the default note, left out of a compact answer
+                walled = await call(client, "recall", {"query": "tea", "namespace": "null"})
+                assert walled.is_error
+                assert '"field": "namespace"' in text(walled)
+                page = await structured(client, "list", {"limit": None, "since": None})
+                assert [listed["id"] for listed in page["memories"]] == [receipt["id"]]
+    finally:
+        stop(process)
