@@ -215,6 +215,19 @@ def test_limit_rest_null_refused_naming_the_field(capped_client: tuple[TestClien
         assert (error["field"], error["message"]) == (count, NOT_AN_INTEGER), path
 
 
+def test_limit_rest_text_refused_without_pydantics_prefix(
+    capped_client: tuple[TestClient, str],
+) -> None:
+    # Review of pass f67: REST answered "Value error, must be an integer" (pydantic's
+    # prefix for a validator's ValueError), where MCP and the CLI say "must be an integer".
+    client, _ = capped_client
+    for path, count in [("/v1/search", "limit"), ("/v1/context/recall", "k")]:
+        response = client.post(path, json={"query": "Alice", count: "5"})
+        assert response.status_code == 422, (path, response.text)
+        error = response.json()["error"]
+        assert (error["field"], error["message"]) == (count, "must be an integer"), path
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("tool", "arguments", "items"),
