@@ -36,7 +36,6 @@ from recalld._schema import (
     nullable,
     replaced,
 )
-from recalld._text import shown
 from recalld._time import parse_instant
 
 __all__ = [
@@ -114,40 +113,8 @@ def _given_count(value: Any) -> Any:
 # stays a plain integer (``_schema.count_default``): use this instead of WHOLE_NUMBER,
 # after the Field, so that an explicit null is refused as that schema says.
 WHOLE_COUNT = BeforeValidator(_given_count)
-
-
-def whole_in(low: int, high: int, *, count: bool = False) -> BeforeValidator:
-    """WHOLE_NUMBER (``count``: WHOLE_COUNT) whose refusal of text or a boolean names the
-    range the Field's bounds allow: ``"limit": "5"`` answers "must be an integer from 1
-    to 100, got '5'", not only "must be an integer"."""
-
-    def check(value: Any) -> Any:
-        if isinstance(value, bool | str):
-            raise ValueError(f"must be an integer from {low} to {high}, got {shown(value)}")
-        return _given_count(value) if count else _whole_number(value)
-
-    return BeforeValidator(check)
-
-
 # A time on the wire is text (RFC 3339); a datetime object only from Python callers.
 Moment = Annotated[datetime, Strict()]
-
-
-def _time_as_text(value: Any) -> Any:
-    """A time argument that the MCP tools take as text, given a number (Unix seconds) or
-    a boolean: refused in the words of REST and the library (``_validate.union_problem``)
-    rather than pydantic's "Input should be a valid string"."""
-    if value is None or isinstance(value, str):
-        return value
-    raise PydanticCustomError(
-        "string_type",
-        "expected an ISO 8601 date-time as text, got {kind}",
-        {"kind": type(value).__name__},
-    )
-
-
-# With an ``str | None`` time argument: Annotated[str | None, Field(...), TIME_TEXT].
-TIME_TEXT = BeforeValidator(_time_as_text)
 
 
 def _composed(value: Any) -> Any:

@@ -17,13 +17,18 @@ built) refuses one that no longer calls the method, rather than silently reading
 from __future__ import annotations
 
 import types
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
+from pydantic import BeforeValidator
+from pydantic_core import PydanticCustomError
 
+from recalld._text import shown
 from recalld.errors import RecalldError
+from recalld.model import WHOLE_COUNT, WHOLE_NUMBER
 
-__all__ = ["TextKeptMetadata", "check_text_kept", "takes_text"]
+__all__ = ["TIME_TEXT", "TextKeptMetadata", "check_text_kept", "takes_text", "whole_in"]
 
 
 def takes_text(annotation: Any) -> bool:
@@ -80,3 +85,35 @@ def check_text_kept() -> None:
             "which recalld keeps text arguments as sent (an optional text argument "
             '"null" would be read as null): install the mcp release pyproject.toml pins'
         )
+
+
+def whole_in(low: int, high: int, *, count: bool = False) -> BeforeValidator:
+    """WHOLE_NUMBER (``count``: WHOLE_COUNT) whose refusal of text or a boolean names the
+    range the Field's bounds allow: ``"limit": "5"`` answers "must be an integer from 1
+    to 100, got '5'", not only "must be an integer"."""
+    # Both are plain one-argument validators (model._given_count, model._whole_number).
+    delegate = cast("Callable[[Any], Any]", (WHOLE_COUNT if count else WHOLE_NUMBER).func)
+
+    def check(value: Any) -> Any:
+        if isinstance(value, bool | str):
+            raise ValueError(f"must be an integer from {low} to {high}, got {shown(value)}")
+        return delegate(value)
+
+    return BeforeValidator(check)
+
+
+def _time_as_text(value: Any) -> Any:
+    """A time argument the native tools take as text, given a number (Unix seconds) or a
+    boolean: refused in the words of REST and the library (``_validate.union_problem``)
+    rather than pydantic's "Input should be a valid string"."""
+    if value is None or isinstance(value, str):
+        return value
+    raise PydanticCustomError(
+        "string_type",
+        "expected an ISO 8601 date-time as text, got {kind}",
+        {"kind": type(value).__name__},
+    )
+
+
+# With an ``str | None`` time argument: Annotated[str | None, Field(...), TIME_TEXT].
+TIME_TEXT = BeforeValidator(_time_as_text)

@@ -14,6 +14,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
+from recalld.adapters.dialects._arguments import TIME_TEXT
 from recalld.adapters.dialects._compact import compact, compact_result
 from recalld.adapters.dialects.base import ToolSpec, scoped_namespace, state_of
 from recalld.intentions import Intention
@@ -25,7 +26,6 @@ from recalld.intentions.model import (
     WINDOW_RANGE,
     Number,
 )
-from recalld.model import TIME_TEXT
 
 __all__ = ["INTENTION_TOOLS"]
 

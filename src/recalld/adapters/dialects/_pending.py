@@ -28,9 +28,9 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat
 
+from recalld.adapters.dialects._arguments import TIME_TEXT
 from recalld.adapters.dialects._compact import compact, compact_result, within_budget
 from recalld.adapters.dialects.base import ResourceSpec, ToolSpec, scoped_namespace, state_of
-from recalld.model import TIME_TEXT
 from recalld.recollection import Cue, Recollection
 from recalld.service import MemoryService
 

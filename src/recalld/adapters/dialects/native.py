@@ -41,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, With
 
 from recalld import _validate as check
 from recalld._schema import count_default
+from recalld.adapters.dialects._arguments import TIME_TEXT, whole_in
 from recalld.adapters.dialects._compact import (
     CONTENT_BUDGET,
     compact,
@@ -84,7 +85,6 @@ from recalld.graph.models import EntityPage, Neighbourhood
 from recalld.model import (
     SALIENCE_RANGE,
     SCORE_RANGE,
-    TIME_TEXT,
     WHOLE_NUMBER,
     Explanation,
     Filters,
@@ -94,7 +94,6 @@ from recalld.model import (
     Receipt,
     Stats,
     TtlSeconds,
-    whole_in,
 )
 from recalld.writing import Clearable
 
