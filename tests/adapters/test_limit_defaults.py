@@ -215,14 +215,47 @@ def test_limit_rest_null_refused_naming_the_field(capped_client: tuple[TestClien
         assert (error["field"], error["message"]) == (count, NOT_AN_INTEGER), path
 
 
+def test_limit_rest_text_refused_without_pydantics_prefix(
+    capped_client: tuple[TestClient, str],
+) -> None:
+    # Review of pass f67: REST answered "Value error, must be an integer" (pydantic's
+    # prefix for a validator's ValueError), where MCP and the CLI say "must be an integer".
+    client, _ = capped_client
+    for path, count in [("/v1/search", "limit"), ("/v1/context/recall", "k")]:
+        response = client.post(path, json={"query": "Alice", count: "5"})
+        assert response.status_code == 422, (path, response.text)
+        error = response.json()["error"]
+        assert (error["field"], error["message"]) == (count, "must be an integer"), path
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tool", "arguments", "items"),
+    [
+        ("recall", {"query": "Alice"}, "hits"),
+        ("list", {}, "memories"),
+        ("entities", {}, "entities"),
+    ],
+)
+async def test_limit_mcp_native_null_is_the_default_held_to_the_cap(
+    capped_settings: Settings, tool: str, arguments: dict[str, Any], items: str
+) -> None:
+    # A native tool reads an optional argument sent as null as left out (models send
+    # null for what they do not use): the default, held to RECALLD_MAX_LIMIT.
+    with MemoryService.open(capped_settings) as service:
+        _fill(service)
+    connect = in_process(capped_settings.db, "native", max_limit=CAP)
+    async with connect() as client:
+        answered = await call(client, tool, {**arguments, "limit": None})
+    assert not answered.is_error, text(answered)
+    assert answered.structured_content is not None
+    assert len(answered.structured_content[items]) == CAP
+
+
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("dialect", "tool", "arguments", "count"),
     [
-        ("native", "recall", {"query": "Alice"}, "limit"),
-        ("native", "explain", {"query": "Alice", "id": "01M95A6138BYTESGJ2K06F5RG5"}, "limit"),
-        ("native", "list", {}, "limit"),
-        ("native", "entities", {}, "limit"),
         ("batbox", "MemoryRecall", {"query": "Alice"}, "limit"),
         ("chaoscore", "chaoscore_recall", {"query": "Alice"}, "limit"),
         ("rover", "rover_memory", {"action": "list"}, "limit"),
@@ -245,3 +278,30 @@ async def test_limit_mcp_null_refused_naming_the_argument(
     assert refused.is_error
     assert NOT_AN_INTEGER in text(refused)
     assert count in text(refused)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("recall", {"query": "Alice", "limit": "5"}, "must be an integer from 1 to 100, got '5'"),
+        ("list", {"limit": True}, "must be an integer from 1 to 100, got True"),
+        ("entities", {"limit": "20"}, "must be an integer from 1 to 100, got '20'"),
+        (
+            "neighbourhood",
+            {"entity": "Alice", "depth": "2"},
+            "must be an integer from 1 to 3, got '2'",
+        ),
+    ],
+)
+async def test_limit_mcp_native_count_as_text_names_the_range(
+    tmp_path: Path, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    # Review of pass f67: "limit": "5" answered "must be an integer", without the range.
+    async with in_process(tmp_path / "m.db", "native")() as client:
+        refused = await call(client, tool, arguments)
+    assert refused.is_error
+    assert refused.structured_content is not None
+    field = "depth" if tool == "neighbourhood" else "limit"
+    assert refused.structured_content["error"]["field"] == field
+    assert refused.structured_content["error"]["message"] == message

@@ -292,7 +292,9 @@ def _request_validation_error(request: Request, error: Exception) -> JSONRespons
         problem = check.name_problem(first["input"])
         if problem is not None:
             return _error(422, "validation_error", problem, field)
-    return _error(422, "validation_error", str(first.get("msg", "is invalid")), field)
+    # A validator's ValueError reads "Value error, must be an integer" in pydantic's words.
+    message = str(first.get("msg", "is invalid")).removeprefix("Value error, ")
+    return _error(422, "validation_error", message, field)
 
 
 def _allowed_methods(request: Request) -> str:

@@ -53,6 +53,7 @@ from recalld._version import __version__
 from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, is_loopback
 from recalld.adapters._stdio import run_stdio
 from recalld.adapters.dialects import resolve_dialects
+from recalld.adapters.dialects._arguments import TextKeptMetadata, check_text_kept
 from recalld.adapters.dialects.base import (
     Dialect,
     McpState,
@@ -116,6 +117,7 @@ class _ServiceResource(Resource):
 
 
 def _tools(dialects: Sequence[Dialect]) -> list[Tool]:
+    check_text_kept()
     tools: list[Tool] = []
     for dialect in dialects:
         wording = dialect.wording
@@ -129,8 +131,13 @@ def _tools(dialects: Sequence[Dialect]) -> list[Tool]:
                 structured_output=spec.structured_output,
             )
             assert isinstance(tool, DialectTool)
+            tool.fn_metadata = TextKeptMetadata.of(tool.fn_metadata)
             fields = tool.fn_metadata.arg_model.model_fields
             tool.accepted = frozenset(info.alias or name for name, info in fields.items())
+            tool.optional = frozenset(
+                info.alias or name for name, info in fields.items() if not info.is_required()
+            )
+            tool.null_is_absent = wording.null_is_absent
             tool.shape = wording.shape
             tool.renames = dict(wording.renames)
             tool.closed = wording.closed

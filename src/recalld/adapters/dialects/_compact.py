@@ -17,7 +17,10 @@ from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-__all__ = ["compact", "compact_result"]
+__all__ = ["CONTENT_BUDGET", "compact", "compact_result", "within_budget"]
+
+# How many bytes of full contents a compact answer listing memories holds at most.
+CONTENT_BUDGET = 64 * 1024
 
 
 def compact(model: BaseModel, **options: Any) -> dict[str, Any]:
@@ -40,6 +43,33 @@ def compact_result(body: dict[str, Any], *, error: bool = False) -> CallToolResu
     return CallToolResult(
         content=[TextContent(type="text", text=text)], structured_content=body, is_error=error
     )
+
+
+def within_budget(body: dict[str, Any], items: str, verbose: bool) -> dict[str, Any]:
+    """``body`` with the full contents of its compact ``items`` held to
+    ``CONTENT_BUDGET`` bytes (UTF-8), in their order: an item past it keeps its
+    one-line summary, and ``content_left_out`` counts those (the first content is always
+    whole). 100 hits of 64 KiB put 6 MB into the prompt of the model that called the
+    tool (recall, list, sense, pending_recollections). ``verbose`` answers are whole,
+    as asked."""
+    if verbose:
+        return body
+    left = CONTENT_BUDGET
+    kept = omitted = 0
+    for item in body[items]:
+        content = item.get("content")
+        if not isinstance(content, str):
+            continue
+        size = len(content.encode("utf-8", "surrogatepass"))
+        if omitted or (kept and size > left):
+            del item["content"]
+            omitted += 1
+        else:
+            left -= size
+            kept += 1
+    if omitted:
+        body["content_left_out"] = omitted
+    return body
 
 
 def _without_defaults(value: Any, data: Any) -> Any:

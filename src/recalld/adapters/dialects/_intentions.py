@@ -14,6 +14,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
+from recalld.adapters.dialects._arguments import TIME_TEXT
 from recalld.adapters.dialects._compact import compact, compact_result
 from recalld.adapters.dialects.base import ToolSpec, scoped_namespace, state_of
 from recalld.intentions import Intention
@@ -55,6 +56,7 @@ AgentId = Annotated[str | None, Field(description="mem0 scope: namespace agent:<
 When = Annotated[
     str | None,
     Field(description="ISO 8601 with offset, or a phrase: 'tomorrow at 9', 'next Friday 18:00'"),
+    TIME_TEXT,
 ]
 
 
@@ -71,7 +73,9 @@ def remind(
         RADIUS_RANGE,  # after the Field: before it, the schema lost the bounds
     ] = None,
     at: When = None,
-    until: Annotated[str | None, Field(description="end of a window that starts at")] = None,
+    until: Annotated[
+        str | None, Field(description="end of a window that starts at"), TIME_TEXT
+    ] = None,
     every: Annotated[
         str | None,
         Field(description="daily, weekdays, weekly, monthly or an RRULE such as FREQ=WEEKLY"),
@@ -99,7 +103,9 @@ def remind(
         StrictInt, Field(ge=1, le=1000, description="consecutive readings each signal needs")
     ] = 1,
     tags: Annotated[list[str], Field(description="tags the sensed context must carry")] = [],  # noqa: B006
-    expires: Annotated[str | None, Field(description="never fire after this time")] = None,
+    expires: Annotated[
+        str | None, Field(description="never fire after this time"), TIME_TEXT
+    ] = None,
     repeat: Annotated[
         Literal["once", "every_time"], Field(description="once (default) or every_time")
     ] = "once",
@@ -189,5 +195,7 @@ INTENTION_TOOLS = (
         "cancel_intention",
         cancel_intention,
         "Cancel an intention by id: it never fires again (forget removes it).",
+        destructive=True,
+        idempotent=True,
     ),
 )

@@ -28,7 +28,8 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat
 
-from recalld.adapters.dialects._compact import compact, compact_result
+from recalld.adapters.dialects._arguments import TIME_TEXT
+from recalld.adapters.dialects._compact import compact, compact_result, within_budget
 from recalld.adapters.dialects.base import ResourceSpec, ToolSpec, scoped_namespace, state_of
 from recalld.recollection import Cue, Recollection
 from recalld.service import MemoryService
@@ -144,6 +145,10 @@ class ItemOut(BaseModel):
 
 class ItemsOut(BaseModel):
     recollections: list[ItemOut]
+    content_left_out: int | None = Field(
+        default=None,
+        description="how many items past 64 KiB of full texts came without content (get them)",
+    )
 
 
 class PendingOut(ItemsOut):
@@ -186,7 +191,7 @@ def sense(
     ] = None,
     image: Media = None,
     audio: Media = None,
-    at: Annotated[str | None, Field(description="the present time if not now")] = None,
+    at: Annotated[str | None, Field(description="the present time if not now"), TIME_TEXT] = None,
     verbose: Verbose = False,
     namespace: Namespace = None,
     user_id: UserId = None,
@@ -198,7 +203,7 @@ def sense(
     )
     fired = state_of(ctx).service.recollections.sense(cue, namespace=scope)
     items = [_compact_item(item, verbose=verbose) for item in fired]
-    return compact_result({"recollections": items})
+    return compact_result(within_budget({"recollections": items}, "recollections", verbose))
 
 
 def pending_recollections(
@@ -216,7 +221,7 @@ def pending_recollections(
     }
     if remaining:
         body["remaining"] = remaining
-    return compact_result(body)
+    return compact_result(within_budget(body, "recollections", verbose))
 
 
 SENSING_TOOLS = (

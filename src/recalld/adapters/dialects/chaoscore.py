@@ -221,6 +221,9 @@ DIALECT = Dialect(
             "staging uses the Melbourne region' -> key='staging.region', value='Melbourne "
             "(australiaeast)'. To look records up, use chaoscore_recall instead. Returns the "
             "record (JSON: key, value, tags, createdAt, updatedAt, expiresAt) or 'Error: ...'.",
+            destructive=True,  # a key's earlier value is overwritten
+            # Its seed: "making chaoscore_remember idempotent for a given key/value pair".
+            idempotent=True,
         ),
         ToolSpec(
             "chaoscore_recall",
@@ -238,6 +241,7 @@ DIALECT = Dialect(
             chaoscore_forget,
             "Permanently delete the record stored under a key. Returns whether it existed.",
             destructive=True,
+            idempotent=True,
         ),
     ),
 )

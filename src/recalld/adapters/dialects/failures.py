@@ -278,12 +278,22 @@ class DialectTool(Tool):
     renames: dict[str, str] = Field(default_factory=dict, exclude=True)
     closed: bool = Field(default=True, exclude=True)
     accepted: frozenset[str] = Field(default_factory=frozenset, exclude=True)
+    optional: frozenset[str] = Field(default_factory=frozenset, exclude=True)
+    null_is_absent: bool = Field(default=False, exclude=True)
     state_of_context: Callable[[Any], Any] | None = Field(default=None, exclude=True)
 
     async def run(
         self, arguments: dict[str, Any], context: Any, convert_result: bool = False
     ) -> Any:
         """Refuse unknown arguments (closed schemas), run the tool, translate any failure."""
+        if self.null_is_absent:
+            # Models send null for the optional arguments they do not use (OpenAI's strict
+            # mode makes every argument required and nullable): that is the default.
+            arguments = {
+                name: value
+                for name, value in arguments.items()
+                if value is not None or name not in self.optional
+            }
         call = ToolCall(self.name, arguments, self._state(context))
         if self.closed:
             for name in arguments:
@@ -348,8 +358,12 @@ def worded(tools: Mapping[str, ToolWords], shape: ErrorShape = error_result) -> 
 @dataclass(frozen=True)
 class Wording:
     """How a dialect words its failures: its shape, renames, and whether unknown
-    arguments are refused (``closed``: the seed's schema lists every argument)."""
+    arguments are refused (``closed``: the seed's schema lists every argument).
+
+    ``null_is_absent``: an optional argument sent as null is read as left out (recalld's
+    own tools; a seed dialect takes null where its seed's server does)."""
 
     shape: ErrorShape = error_result
     renames: Mapping[str, str] = field(default_factory=dict)
     closed: bool = True
+    null_is_absent: bool = False

@@ -163,6 +163,7 @@ DIALECT = Dialect(
             "notes (environment, conventions, tool quirks, lessons).\n\n"
             "SKIP: trivial or easily rediscovered facts, raw data, task progress, logs of finished "
             "work, temporary to-dos.",
+            destructive=True,  # replace and remove change entries for good
         ),
     ),
     resources=(CORE_RESOURCE,),

@@ -284,6 +284,7 @@ DIALECT = Dialect(
             'or a memory is wrong. Cannot be undone. Returns {"deleted": true} if it existed, '
             '{"deleted": false} otherwise.',
             destructive=True,
+            idempotent=True,
         ),
     ),
     resources=(PENDING_RESOURCE,),

@@ -296,6 +296,7 @@ DIALECT = Dialect(
             'Returns {"status": "success", "content": [{"text": ...}]} with memory rows as '
             "JSON in the text; errors come in the same envelope with status 'error'.",
             keep_null=True,
+            destructive=True,  # its update and forget actions
         ),
     ),
 )
