@@ -648,7 +648,8 @@ def create_app(
                 # A conditional edit: the ETag read from a memory, sent back (http_conditions).
                 "If-Match",
             ],
-            expose_headers=["Mcp-Session-Id", "ETag"],
+            # Retry-After: how long a 429 or 503 asks to wait, which a page could not read.
+            expose_headers=["Mcp-Session-Id", "ETag", "Retry-After"],
         )
     app.add_middleware(RequestMetrics, registry=metrics_registry)
     # Outermost: a HEAD is then a GET to every layer (its token, its metrics, its route).

@@ -9,7 +9,9 @@ other tokens keep at least ``40 - TOKEN_REQUESTS`` threads between them.
 
 A trusted caller (no token: loopback while no token exists) is the only client there
 is, and is not limited; ``/mcp`` keeps its own limits (sessions per token), its event
-streams holding no thread.
+streams holding no thread. Its tool calls run on the same pool (the MCP SDK runs each in
+a worker thread) and are not counted here: a token calling many tools at once through
+``/mcp`` still takes threads the other tokens wait for (integration read, stop 67).
 """
 
 from __future__ import annotations
