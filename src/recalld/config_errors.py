@@ -22,11 +22,14 @@ SECRET_FIELDS = frozenset({"db", "embedder_url", "embedder_api_key"})
 HIDDEN = "**********"
 
 
-class InvalidSettingsError(ValidationError):
+class InvalidSettingsError(ValidationError, ValueError):
     """Settings that do not validate: ``field`` and ``message`` are the first problem's,
     ``problems`` each one's location, message and the value given (a value that is not
     a plain scalar as its ``repr``, so that the error pickles whole; the value of a
-    setting that may hold a password or key, :data:`SECRET_FIELDS`, as :data:`HIDDEN`)."""
+    setting that may hold a password or key, :data:`SECRET_FIELDS`, as :data:`HIDDEN`).
+
+    Also a ``ValueError``, as pydantic's error it replaces is: code that caught
+    ``ValueError`` around ``Settings(...)`` still catches it (stop 67)."""
 
     def __init__(self, field: str, message: str, problems: list[Problem]) -> None:
         super().__init__(field, message)
