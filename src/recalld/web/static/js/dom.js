@@ -91,6 +91,22 @@ export function status(element, message, tone = "info") {
   if (element.textContent) announce(element.textContent, tone);
 }
 
+/**
+ * Say in ``element`` that a change was refused because the token is no longer accepted,
+ * while the page (and what the user typed) is kept: ``outcome`` ("Not saved"), ``kept``
+ * (where their text still is), and a button ``buttonId`` opening the sign-in form
+ * (``error.signIn``, see api.js ``keepPage``). One wording for every form that keeps its
+ * text on a 401.
+ */
+export function tokenRefused(element, outcome, kept, buttonId, error) {
+  status(element, [
+    `${outcome}: the server no longer accepts your token (it was revoked, or the server's`
+    + ` tokens changed). ${kept}, then `,
+    h("button", { type: "button", id: buttonId, onclick: () => error.signIn?.() },
+      "sign in again"),
+  ], "error");
+}
+
 // The page's two live regions (index.html): present, empty and never hidden from the
 // start, because a screen reader follows only changes inside a live region it already
 // knows; a message line that appears (it was hidden) with its text is not reliably read.

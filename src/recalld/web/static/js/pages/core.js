@@ -4,7 +4,7 @@
 // batch that would overflow is refused with the current entries, shown here.
 
 import { projected, size } from "../core-budget.js";
-import { bar, excerpt, h, replace, status } from "../dom.js";
+import { bar, excerpt, h, replace, status, tokenRefused } from "../dom.js";
 
 const TARGETS = [
   { id: "user", title: "User profile", hint: "who the user is" },
@@ -161,13 +161,8 @@ function targetCard(target, state, { api, canWrite }, { refreshBlock, showBlock 
         refused.hidden = false;
       } else if (error.status === 401) {
         // The page is kept (postKept): the sign-in form would replace it, and the batch.
-        status(notice, [
-          "Not applied: the server no longer accepts your token (it was revoked, or the"
-          + " server's tokens changed). Your batch is still listed: copy what you wrote,"
-          + " then ",
-          h("button", { type: "button", id: `core-${target.id}-sign-in`, onclick: () => error.signIn?.() },
-            "sign in again"),
-        ], "error");
+        tokenRefused(notice, "Not applied", "Your batch is still listed: copy what you wrote",
+          `core-${target.id}-sign-in`, error);
       } else {
         status(notice, error.describe ? error.describe() : error.message, "error");
       }

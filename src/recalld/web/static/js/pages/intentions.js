@@ -4,7 +4,7 @@
 // (DELETE /v1/intentions/{id}). A read-only token sees the list only.
 
 import { confirmAction } from "../dialog.js";
-import { h, localTime, replace, setBusy, status, userText } from "../dom.js";
+import { h, localTime, replace, setBusy, status, tokenRefused, userText } from "../dom.js";
 import { intentionCard } from "../triggers.js";
 
 const STATES = ["active", "done", "cancelled", "expired", "all"];
@@ -183,13 +183,8 @@ function createForm(api, onCreated) {
       } catch (error) {
         if (error.status === 401) {
           // The page is kept (postKept): the sign-in form would replace it, and the form.
-          status(formNotice, [
-            "Not remembered: the server no longer accepts your token (it was revoked, or"
-            + " the server's tokens changed). What you wrote is still in the form: copy it,"
-            + " then ",
-            h("button", { type: "button", id: "intention-sign-in", onclick: () => error.signIn?.() },
-              "sign in again"),
-          ], "error");
+          tokenRefused(formNotice, "Not remembered",
+            "What you wrote is still in the form: copy it", "intention-sign-in", error);
           return;
         }
         status(formNotice, error.describe ? error.describe() : error.message, "error");

@@ -4,7 +4,8 @@
 
 import { confirmAction } from "../dialog.js";
 import {
-  definitions, excerpt, fixed, h, localTime, replace, sourceLink, status, viewerTime,
+  definitions, excerpt, fixed, h, localTime, replace, sourceLink, status, tokenRefused,
+  viewerTime,
 } from "../dom.js";
 import { parseJson } from "../api.js";
 import { formatDistance, distanceMetres, placeMap } from "../map.js";
@@ -369,13 +370,8 @@ export async function render(root, context, id) {
         }
         if (error.status === 401) {
           // The page is kept (keepPage): the sign-in form would replace it, and the edit.
-          status(problem, [
-            "Not saved: the server no longer accepts your token (it was revoked, or the"
-            + " server's tokens changed). Your edit is still in the form: copy what you"
-            + " wrote, then ",
-            h("button", { type: "button", id: "edit-sign-in", onclick: () => error.signIn?.() },
-              "sign in again"),
-          ], "error");
+          tokenRefused(problem, "Not saved",
+            "Your edit is still in the form: copy what you wrote", "edit-sign-in", error);
           return;
         }
         status(problem, error.describe ? error.describe() : error.message, "error");
