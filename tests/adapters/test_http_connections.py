@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import anyio
 import pytest
-import uvicorn
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from recalld.adapters.http_connections import BoundedRequestHead
+from tests.adapters.uvicorn_serving import serving
 
 pytestmark = pytest.mark.anyio
 
@@ -32,35 +29,6 @@ class QuickLimits(BoundedRequestHead):
     head_seconds = 0.2
 
 
-async def _hello(scope: Scope, receive: Receive, send: Send) -> None:
-    if scope["type"] != "http":
-        return
-    await send(
-        {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"5")]}
-    )
-    await send({"type": "http.response.body", "body": b"hello"})
-
-
-@asynccontextmanager
-async def _serving(app: ASGIApp = _hello) -> AsyncIterator[int]:
-    """A uvicorn server of :class:`QuickLimits` on a free loopback port; its port."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    port = int(listener.getsockname()[1])
-    config = uvicorn.Config(app, http=QuickLimits, lifespan="off", log_level="critical")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[listener]))
-    try:
-        with anyio.fail_after(WAIT_SECONDS):
-            while not server.started:
-                await asyncio.sleep(0.01)  # uvicorn sets a flag, not an event
-        yield port
-    finally:
-        server.should_exit = True
-        await task
-        listener.close()
-
-
 async def _closed_by_server(reader: asyncio.StreamReader) -> bytes:
     """What the server sent before closing (bounded wait: a connection held fails)."""
     with anyio.fail_after(WAIT_SECONDS):
@@ -68,7 +36,7 @@ async def _closed_by_server(reader: asyncio.StreamReader) -> bytes:
 
 
 async def test_http_connection_sending_nothing_is_closed() -> None:
-    async with _serving() as port:
+    async with serving(QuickLimits) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         try:
             assert await _closed_by_server(reader) == b""
@@ -78,7 +46,7 @@ async def test_http_connection_sending_nothing_is_closed() -> None:
 
 
 async def test_http_connection_whose_request_head_stalls_is_closed() -> None:
-    async with _serving() as port:
+    async with serving(QuickLimits) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
         await writer.drain()
@@ -90,7 +58,7 @@ async def test_http_connection_whose_request_head_stalls_is_closed() -> None:
 
 
 async def test_http_connection_serves_requests_one_after_another() -> None:
-    async with _serving() as port:
+    async with serving(QuickLimits) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         for _ in range(2):
             # Sent in two parts: the head's deadline is armed, then dropped once it is whole.
@@ -107,7 +75,7 @@ async def test_http_connection_serves_requests_one_after_another() -> None:
 
 
 async def test_http_connection_trickling_a_request_head_is_closed() -> None:
-    async with _serving() as port:
+    async with serving(QuickLimits) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         closed = False
         try:
@@ -136,7 +104,7 @@ async def test_http_connection_sending_the_rest_of_an_answered_body_is_closed() 
     # The app answers without reading the body (as a 404 or a 401 does); the client sends
     # a byte of the rest after the answer, then nothing. uvicorn stopped its keep-alive
     # timer at that byte and started none: the connection was held for good (review of c66).
-    async with _serving() as port:
+    async with serving(QuickLimits) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         try:
             writer.write(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
@@ -154,7 +122,7 @@ async def test_http_connection_sending_the_rest_of_an_answered_body_is_closed() 
 
 
 async def test_http_connection_serves_the_next_request_after_an_answered_body() -> None:
-    async with _serving() as port:
+    async with serving(QuickLimits) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 4\r\n\r\n")
         await writer.drain()
@@ -169,7 +137,7 @@ async def test_http_connection_serves_the_next_request_after_an_answered_body() 
 
 
 async def test_http_connection_answers_pipelined_requests() -> None:
-    async with _serving() as port:
+    async with serving(QuickLimits) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" * 3)
         await writer.drain()
@@ -195,7 +163,7 @@ async def test_http_connection_streaming_past_the_limits_is_not_cut() -> None:
         await finish.wait()
         await send({"type": "http.response.body", "body": b"end;"})
 
-    async with _serving(stream) as port:
+    async with serving(QuickLimits, stream) as port:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         await writer.drain()

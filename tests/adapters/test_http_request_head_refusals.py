@@ -8,49 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 
 import anyio
 import pytest
-import uvicorn
-from starlette.types import Receive, Scope, Send
 
 from recalld.adapters.http_connections import BoundedRequestHead
+from tests.adapters.uvicorn_serving import serving
 
 pytestmark = pytest.mark.anyio
 
 WAIT_SECONDS = 30.0
-
-
-async def _hello(scope: Scope, receive: Receive, send: Send) -> None:
-    if scope["type"] != "http":
-        return
-    await send(
-        {"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"5")]}
-    )
-    await send({"type": "http.response.body", "body": b"hello"})
-
-
-@asynccontextmanager
-async def _serving() -> AsyncIterator[int]:
-    """A uvicorn server of :class:`BoundedRequestHead` on a free loopback port; its port."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    port = int(listener.getsockname()[1])
-    config = uvicorn.Config(_hello, http=BoundedRequestHead, lifespan="off", log_level="critical")
-    server = uvicorn.Server(config)
-    task = asyncio.create_task(server.serve(sockets=[listener]))
-    try:
-        with anyio.fail_after(WAIT_SECONDS):
-            while not server.started:
-                await asyncio.sleep(0.01)  # uvicorn sets a flag, not an event
-        yield port
-    finally:
-        server.should_exit = True
-        await task
-        listener.close()
 
 
 async def _answer(port: int, request: bytes) -> tuple[bytes, dict[bytes, bytes], bytes]:
@@ -71,7 +38,7 @@ async def _answer(port: int, request: bytes) -> tuple[bytes, dict[bytes, bytes],
 
 
 async def test_http_request_head_too_large_is_431_naming_the_limit() -> None:
-    async with _serving() as port:
+    async with serving(BoundedRequestHead) as port:
         # A head over the limit and not ended, all read by the server before it answers (a
         # client still sending when the server closes may be reset before it reads).
         request = b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000
@@ -85,7 +52,7 @@ async def test_http_request_head_too_large_is_431_naming_the_limit() -> None:
 
 
 async def test_http_malformed_request_line_is_400_in_json() -> None:
-    async with _serving() as port:
+    async with serving(BoundedRequestHead) as port:
         status, headers, body = await _answer(port, b"NOT HTTP AT ALL\r\n\r\n")
     assert status.startswith(b"HTTP/1.1 400 ")
     assert headers[b"content-type"] == b"application/json"
@@ -105,7 +72,7 @@ async def test_http_malformed_request_line_with_a_large_body_is_400_not_431() ->
         + b"\r\n\r\n"
         + body
     )
-    async with _serving() as port:
+    async with serving(BoundedRequestHead) as port:
         status, headers, answer = await _answer(port, request)
     assert status.startswith(b"HTTP/1.1 400 "), status
     assert headers[b"content-type"] == b"application/json"
