@@ -38,7 +38,7 @@ from recalld.scrubbing import Scrubber
 from recalld.service_components import Component
 from recalld.store.base import FULL_TEXT_BACKENDS, Order, Scope, Store
 from recalld.store.process import OpeningProcess
-from recalld.writing import OWNED_KINDS, Writer
+from recalld.writing import Writer, kind_as_stored
 
 if TYPE_CHECKING:
     from recalld.embeddings.base import Embedder
@@ -152,7 +152,9 @@ class ServiceReads:
             now=now,
             # Names, as a memory's own (a blank one would silently match nothing).
             # As long as a name an older version stored (its shortest spelling in the limit).
-            kind=None if filters.kind is None else _filter_kind(filters.kind),
+            # " intention" as an older version stored it; the store matches the filter
+            # trimmed too (store.sql.scope_clause): "intention " finds the reminders'.
+            kind=None if filters.kind is None else kind_as_stored(filters.kind),
             category=check.category(filters.category, as_given=True),
             # Stored speakers have their white space collapsed; so is the filter.
             speaker=check.speaker(check.filter_name(filters.speaker, "speaker", SPEAKER_MAX_CHARS)),
@@ -486,18 +488,3 @@ def _refuse_include_expired(filters: QueryFilters | None) -> None:
             "search and recall never return expired memories; only the admin listing"
             " (list --include-expired) shows them",
         )
-
-
-def _filter_kind(value: str) -> str:
-    """A ``kind`` filter as a stored kind is spelled: trimmed, in NFC, as long as a kind an
-    older version stored; but a kind another structure owns (``intention``, ``observation``,
-    ``turn``) given with white space at its ends is kept so, in NFC: an older version stored
-    " intention" as any other kind (migration 31 leaves it so, and `stats` counts it so),
-    and trimmed, the filter found the reminders' memories, never it (adversarial pass a67).
-    The store finds the kind trimmed too (:func:`recalld.store.sql.scope_clause`): a
-    filter "intention " typed by accident still finds the reminders' memories. The
-    import keeps such a kind as stored by the same rule."""
-    kind = check.kind(value, as_given=True)
-    if kind in OWNED_KINDS and kind != value:
-        return unicodedata.normalize("NFC", value)
-    return kind

@@ -4,14 +4,13 @@ limit, and the line's own times and counts kept."""
 
 from __future__ import annotations
 
-import unicodedata
 from typing import TYPE_CHECKING, Any
 
 from recalld import _validate as check
 from recalld._time import parse_instant
 from recalld.store.base import MemoryRecord
 from recalld.transfer_lines import legacy_place
-from recalld.writing import OWNED_KINDS
+from recalld.writing import kind_as_stored
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -19,7 +18,7 @@ if TYPE_CHECKING:
     from recalld.config import Settings
     from recalld.model import ExportRecord, IndexState
 
-__all__ = ["imported_kind", "imported_record", "line_times"]
+__all__ = ["imported_record", "line_times"]
 
 
 def imported_record(
@@ -42,7 +41,7 @@ def imported_record(
         key=check.key(record.key),
         title=check.optional_text(record.title, "title"),
         content=check.content(record.content, settings),
-        kind=imported_kind(record.kind),
+        kind=kind_as_stored(record.kind),
         category=check.category(record.category, as_given=True),
         tags=check.tags(record.tags, settings, as_given=True),
         salience=record.salience,
@@ -66,19 +65,6 @@ def imported_record(
         ),
         index_state=index_state,
     )
-
-
-def imported_kind(value: str) -> str:
-    """A memory line's kind as a write keeps it (trimmed, in NFC, its shortest spelling
-    within the limit), unless trimming would make it a kind another structure owns
-    (:data:`recalld.writing.OWNED_KINDS`): an older version stored " intention" as any
-    other kind (migration 31 leaves it so), and trimmed, the memory became a reminder's
-    without its reminder, or an entity's observation, or a conversation's turn, with
-    none of them. It stays as it was stored (in NFC), so the round trip gives it back."""
-    kind = check.kind(value, as_given=True)
-    if kind in OWNED_KINDS and kind != value:
-        return unicodedata.normalize("NFC", value)
-    return kind
 
 
 def line_times(record: ExportRecord) -> dict[str, Any]:
