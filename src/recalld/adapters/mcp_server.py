@@ -44,6 +44,7 @@ from mcp.types import (
     UnsubscribeRequestParams,
 )
 from pydantic import ConfigDict, Field
+from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
@@ -64,7 +65,11 @@ from recalld.adapters.dialects.base import (
 )
 from recalld.adapters.dialects.failures import DialectTool
 from recalld.adapters.http_connections import BoundedRequestHead
-from recalld.adapters.http_mcp_sessions import SESSIONS_PER_TOKEN, limit_sessions_per_token
+from recalld.adapters.http_mcp_session_table import (
+    SERVER_SESSIONS,
+    SESSIONS_PER_CLIENT,
+    SessionTable,
+)
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
 from recalld.errors import RecalldError, ValidationError
@@ -509,15 +514,16 @@ def http_endpoint(
     path: str,
     host: str,
     origins: Sequence[str] = (),
-    sessions_per_token: int = SESSIONS_PER_TOKEN,
+    sessions_per_client: int = SESSIONS_PER_CLIENT,
 ) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[Any]]]:
     """The streamable-HTTP endpoint of ``server`` as a raw ASGI app, and its lifespan.
 
     For mounting inside another ASGI server (``recalld serve`` serves it at ``/mcp``).
     On a loopback address the SDK accepts browser pages of this machine only; the
     ``origins`` the operator allowed (``RECALLD_CORS_ORIGINS``) are accepted too. A token
-    (named in the scope by :func:`~recalld.adapters.http_mcp_sessions.owned_by`) holds
-    at most ``sessions_per_token`` sessions open at once.
+    (named in the scope by :func:`~recalld.adapters.http_mcp_sessions.owned_by`), or the
+    trusted callers between them, hold at most ``sessions_per_client`` sessions open at
+    once, the longest-idle closed to make room (:mod:`~recalld.adapters.http_mcp_session_table`).
     """
     security = None
     if origins and host in LOOPBACK_NAMES:
@@ -537,9 +543,26 @@ def http_endpoint(
     for route in starlette_app.routes:
         if isinstance(route, Route) and route.path == path:
             manager = server.session_manager
-            limited = limit_sessions_per_token(route.endpoint, manager, sessions_per_token)
+            limited = SessionTable(route.endpoint, sessions_per_client, _server_sessions(manager))
             endpoint: ASGIApp = refuse_notifications_with_ids(limited)
             return endpoint, manager.run
+    raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
+
+
+def _server_sessions(manager: Any) -> int:
+    """The SDK's limit of sessions for the whole server (its public ``max_sessions``),
+    which the table keeps below by closing the longest-idle one (none: recalld's own)."""
+    limit = getattr(manager, "max_sessions", None)
+    return limit if isinstance(limit, int) else SERVER_SESSIONS
+
+
+def _bound_sessions(app: Starlette, server: MCPServer[Any], path: str) -> None:
+    """Put ``app``'s route at ``path`` behind a :class:`SessionTable` (``recalld mcp
+    --transport http``: one client, the trusted, holds at most its share of sessions)."""
+    for route in app.routes:
+        if isinstance(route, Route) and route.path == path:
+            route.app = SessionTable(route.app, server=_server_sessions(server.session_manager))
+            return
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
 
 
@@ -583,6 +606,7 @@ def run_server(
     # notification, after its own checks (see mcp_requests).
     address = bind_address(host)
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=address)
+    _bound_sessions(app, server, HTTP_PATH)
     answering = AnswerInFlight()  # a stop answers the tool calls in flight first
     config = uvicorn.Config(
         answering.wrap(refuse_notifications_with_ids(app, HTTP_PATH)),
