@@ -20,6 +20,13 @@ received.", the same for a malformed request line as for a header block over h11
 16 KiB limit, and never in the ``{"error": ...}`` shape of every other refusal:
 :meth:`BoundedRequestHead.send_400_response` answers in that shape, ``431`` naming the
 limit for a request head too large.
+
+A response the app will not complete (a REST export cut when its token is revoked,
+:mod:`recalld.adapters.http_streams`) was left to uvicorn, which logged "ASGI callable
+returned without completing response." at ERROR for a deliberate cut recalld had
+already logged: each request's scope carries :data:`ABORT_EXTENSION`, a function that
+closes the connection as uvicorn would (the client's read fails) and tells uvicorn the
+response is over.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import h11
 from h11._connection import DEFAULT_MAX_INCOMPLETE_EVENT_SIZE  # what uvicorn passes h11
@@ -35,7 +42,11 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from recalld.adapters._network import KEEP_ALIVE_SECONDS
 
-__all__ = ["REQUEST_HEAD_SECONDS", "BoundedRequestHead", "head_refusal"]
+__all__ = ["ABORT_EXTENSION", "REQUEST_HEAD_SECONDS", "BoundedRequestHead", "head_refusal"]
+
+# The scope extension (``scope["extensions"]``, a dict as ASGI's are) whose ``abort``
+# the app calls to end a response it will not complete (module docstring).
+ABORT_EXTENSION = "recalld.abort"
 
 # How long a request head (request line and headers, a few hundred bytes) may take to
 # arrive once it started: nginx's client_header_timeout is 60 s, a body's stall limit 30 s.
@@ -71,6 +82,16 @@ class BoundedRequestHead(H11Protocol):
             # The bytes ended the body of a request answered already, and no byte of
             # another followed: idle as after a response (they stopped uvicorn's timer).
             self._arm(self.idle_seconds, head_started=False)
+
+    def handle_events(self) -> None:
+        """Hand each new request's scope the function that aborts its response."""
+        before = self.cycle
+        super().handle_events()
+        cycle = self.cycle
+        if cycle is not None and cycle is not before:
+            # The request's task is scheduled, not started: the scope is still ours.
+            extensions = cycle.scope.setdefault("extensions", {})
+            extensions[ABORT_EXTENSION] = {"abort": lambda: _abort(cycle)}
 
     def on_response_complete(self) -> None:
         """Between requests uvicorn's keep-alive timer closes an idle connection."""
@@ -135,6 +156,14 @@ class BoundedRequestHead(H11Protocol):
         self._deadline = None
         if self._holds_no_request() and not self.transport.is_closing():
             self.transport.close()
+
+
+def _abort(cycle: Any) -> None:
+    """End ``cycle``'s response unfinished: what was sent stays sent, the connection is
+    closed, and uvicorn takes the response as ended by its client (it logs nothing)."""
+    cycle.disconnected = True
+    if not cycle.transport.is_closing():
+        cycle.transport.close()
 
 
 def head_refusal(too_large: bool, limit: int) -> tuple[int, bytes]:
