@@ -42,7 +42,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from recalld.adapters._network import KEEP_ALIVE_SECONDS
 
-__all__ = ["ABORT_EXTENSION", "REQUEST_HEAD_SECONDS", "BoundedRequestHead", "head_refusal"]
+__all__ = [
+    "ABORT_EXTENSION",
+    "REQUEST_HEAD_SECONDS",
+    "BoundedMcpRequestHead",
+    "BoundedRequestHead",
+    "head_limit",
+    "head_refusal",
+]
 
 # The scope extension (``scope["extensions"]``, a dict as ASGI's are) whose ``abort``
 # the app calls to end a response it will not complete (module docstring).
@@ -58,6 +65,8 @@ class BoundedRequestHead(H11Protocol):
 
     idle_seconds: ClassVar[float] = KEEP_ALIVE_SECONDS
     head_seconds: ClassVar[float] = REQUEST_HEAD_SECONDS
+    # Whether a request h11 cannot parse is refused as JSON-RPC (an MCP-only server).
+    jsonrpc: ClassVar[bool] = False
 
     _deadline: asyncio.TimerHandle | None = None
     # Whether the deadline running is the one of a request head already started (or of
@@ -112,8 +121,8 @@ class BoundedRequestHead(H11Protocol):
         # body waiting, and was told to send shorter headers (review of pass c67).
         error = sys.exc_info()[1]
         too_large = getattr(error, "error_status_hint", None) == 431
-        limit = self.config.h11_max_incomplete_event_size or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
-        status, body = head_refusal(too_large, limit)
+        limit = head_limit(self.config.h11_max_incomplete_event_size)
+        status, body = head_refusal(too_large, limit, jsonrpc=self.jsonrpc)
         headers = [
             (b"content-type", b"application/json"),
             (b"x-content-type-options", b"nosniff"),
@@ -166,9 +175,22 @@ def _abort(cycle: Any) -> None:
         cycle.transport.close()
 
 
-def head_refusal(too_large: bool, limit: int) -> tuple[int, bytes]:
+class BoundedMcpRequestHead(BoundedRequestHead):
+    """:class:`BoundedRequestHead` for ``recalld mcp --transport http``, whose clients read
+    a refusal as the SDK's own: a JSON-RPC error (``-32600``) naming the fault and limit."""
+
+    jsonrpc: ClassVar[bool] = True
+
+
+def head_limit(configured: int | None = None) -> int:
+    """How many bytes a request head may take (h11's limit, as uvicorn passes it)."""
+    return configured or DEFAULT_MAX_INCOMPLETE_EVENT_SIZE
+
+
+def head_refusal(too_large: bool, limit: int, *, jsonrpc: bool = False) -> tuple[int, bytes]:
     """The status and JSON body refusing a request h11 could not parse: ``too_large``, a
-    request head over ``limit`` bytes without its end."""
+    request head over ``limit`` bytes without its end; as a JSON-RPC error if ``jsonrpc``
+    (the shape the MCP SDK answers in, ``id`` null: no request was read)."""
     if too_large:
         status, type_, field = 431, "request_header_fields_too_large", "headers"
         message = (
@@ -181,5 +203,8 @@ def head_refusal(too_large: bool, limit: int) -> tuple[int, bytes]:
             "is not a valid HTTP/1.1 request (its request line or a header is malformed);"
             " nothing was done"
         )
+    if jsonrpc:
+        refusal = {"code": -32600, "message": f"{field}: {message}"}
+        return status, json.dumps({"jsonrpc": "2.0", "id": None, "error": refusal}).encode()
     error = {"type": type_, "field": field, "message": message}
     return status, json.dumps({"error": error}).encode()

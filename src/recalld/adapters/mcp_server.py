@@ -64,7 +64,7 @@ from recalld.adapters.dialects.base import (
     tidy_schema,
 )
 from recalld.adapters.dialects.failures import DialectTool
-from recalld.adapters.http_connections import BoundedRequestHead
+from recalld.adapters.http_connections import BoundedMcpRequestHead
 from recalld.adapters.http_mcp_session_table import (
     SERVER_SESSIONS,
     SESSIONS_PER_CLIENT,
@@ -614,7 +614,7 @@ def run_server(
         port=port,
         log_level=server.settings.log_level.lower(),
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
-        http=BoundedRequestHead,  # no connection is held without a request (http_connections)
+        http=BoundedMcpRequestHead,  # no connection held without a request (http_connections)
     )
     # uvicorn stops gracefully on SIGTERM, which ends the lifespan (and closes the service).
     anyio.run(answering_server(config, answering).serve)
