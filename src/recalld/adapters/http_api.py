@@ -85,6 +85,7 @@ from recalld.adapters.http_paths import route_methods
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.http_streams import (
+    BoundedSend,
     StreamCut,
     abort_response,
     cut_when_revoked,
@@ -736,7 +737,7 @@ def serve(
         on_shutdown=service.close,
     )
     config = uvicorn.Config(
-        app,
+        BoundedSend(app),  # a client that stops reading is disconnected (http_streams)
         host=bind_address(settings.host),
         port=settings.port,
         log_level=log_level,

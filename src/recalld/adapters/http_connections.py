@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import sys
 from typing import Any, ClassVar
 
@@ -49,15 +50,23 @@ __all__ = [
     "BoundedRequestHead",
     "head_limit",
     "head_refusal",
+    "probe_dead_peers",
 ]
 
 # The scope extension (``scope["extensions"]``, a dict as ASGI's are) whose ``abort``
-# the app calls to end a response it will not complete (module docstring).
+# the app calls to end a response it will not complete (module docstring); its
+# ``reset`` drops what the client did not read yet (http_streams.BoundedSend).
 ABORT_EXTENSION = "recalld.abort"
 
 # How long a request head (request line and headers, a few hundred bytes) may take to
 # arrive once it started: nginx's client_header_timeout is 60 s, a body's stall limit 30 s.
 REQUEST_HEAD_SECONDS = 30.0
+# A vanished peer (probe_dead_peers): probed after a minute idle, every 10 s, 6 times
+# (dead within 2 minutes); a connection whose bytes go unacknowledged for 2 minutes.
+PROBE_IDLE_SECONDS = 60
+PROBE_INTERVAL_SECONDS = 10
+PROBES = 6
+UNACKNOWLEDGED_SECONDS = 120
 
 
 class BoundedRequestHead(H11Protocol):
@@ -76,6 +85,7 @@ class BoundedRequestHead(H11Protocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         """Start the wait for the first byte of the first request."""
         super().connection_made(transport)
+        probe_dead_peers(transport.get_extra_info("socket"))
         self._arm(self.idle_seconds, head_started=False)
 
     def data_received(self, data: bytes) -> None:
@@ -100,7 +110,10 @@ class BoundedRequestHead(H11Protocol):
         if cycle is not None and cycle is not before:
             # The request's task is scheduled, not started: the scope is still ours.
             extensions = cycle.scope.setdefault("extensions", {})
-            extensions[ABORT_EXTENSION] = {"abort": lambda: _abort(cycle)}
+            extensions[ABORT_EXTENSION] = {
+                "abort": lambda: _abort(cycle, reset=False),
+                "reset": lambda: _abort(cycle, reset=True),
+            }
 
     def on_response_complete(self) -> None:
         """Between requests uvicorn's keep-alive timer closes an idle connection."""
@@ -167,12 +180,38 @@ class BoundedRequestHead(H11Protocol):
             self.transport.close()
 
 
-def _abort(cycle: Any) -> None:
-    """End ``cycle``'s response unfinished: what was sent stays sent, the connection is
-    closed, and uvicorn takes the response as ended by its client (it logs nothing)."""
+def _abort(cycle: Any, *, reset: bool) -> None:
+    """End ``cycle``'s response unfinished: the connection is closed, and uvicorn takes
+    the response as ended by its client (it logs nothing, and the app's next ``receive``
+    says so). What was sent is flushed first, unless ``reset``: for a client that stopped
+    reading, a flush would wait for it as long as it likes."""
     cycle.disconnected = True
-    if not cycle.transport.is_closing():
+    if reset:
+        cycle.transport.abort()
+    elif not cycle.transport.is_closing():
         cycle.transport.close()
+    cycle.message_event.set()
+
+
+def probe_dead_peers(sock: socket.socket | None) -> None:
+    """Have the kernel find a peer that vanished without closing (a dropped network, a
+    machine switched off): probe an idle connection after :data:`PROBE_IDLE_SECONDS`,
+    and give up on one whose sent bytes go unacknowledged for :data:`UNACKNOWLEDGED_SECONDS`.
+    Without it such a connection (an MCP event stream, an export) lasted until TCP's
+    own retries ran out, hours later. Options a platform lacks are left at its default."""
+    if sock is None or sock.family not in (socket.AF_INET, socket.AF_INET6):
+        return
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    options = (
+        ("TCP_KEEPIDLE", PROBE_IDLE_SECONDS),
+        ("TCP_KEEPINTVL", PROBE_INTERVAL_SECONDS),
+        ("TCP_KEEPCNT", PROBES),
+        ("TCP_USER_TIMEOUT", UNACKNOWLEDGED_SECONDS * 1000),
+    )
+    for name, value in options:
+        option = getattr(socket, name, None)
+        if option is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, option, value)
 
 
 class BoundedMcpRequestHead(BoundedRequestHead):

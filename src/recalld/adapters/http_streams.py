@@ -17,14 +17,22 @@ sends a chunk per memory), and once the token is revoked cuts the body without i
 the client's read fails (curl: "transfer closed with outstanding read data remaining")
 rather than taking a shortened export for a whole one. :func:`abort_response` closes the
 connection so, with recalld's one WARNING line and no error of uvicorn's.
+
+A client that stops reading without closing (a SIGSTOPped process, a hung reader) held
+its response for good: once the socket's buffers were full, each write of an export or
+an event stream waited for it, holding the request's share of its token and, for an
+export, a worker thread. :class:`BoundedSend` gives each write :data:`SEND_SECONDS` (as
+nginx's ``send_timeout``) to be taken; a client that reads, however slowly, is never
+cut, one that reads nothing for that long is disconnected.
 """
 
 from __future__ import annotations
 
 import logging
 
+import anyio
 from starlette.concurrency import run_in_threadpool
-from starlette.types import Message, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld.adapters.http_connections import ABORT_EXTENSION
 from recalld.errors import StorageError
@@ -32,6 +40,8 @@ from recalld.tokens import Caller, TokenRegistry
 
 __all__ = [
     "REST_CHECK_EVERY",
+    "SEND_SECONDS",
+    "BoundedSend",
     "StreamCut",
     "abort_response",
     "cut_when_revoked",
@@ -41,7 +51,45 @@ __all__ = [
 # How many chunks of a REST stream go between two checks of its token (one read each).
 REST_CHECK_EVERY = 256
 
+# How long one write of a response may wait for its client to read (nginx's send_timeout).
+SEND_SECONDS = 60.0
+
 logger = logging.getLogger(__name__)
+
+
+class BoundedSend:
+    """Disconnect a client that takes nothing of its response for ``seconds`` (module
+    docstring): the write is dropped, the connection reset, and what the app sends
+    after is dropped too, while its next ``receive`` says the client is gone."""
+
+    def __init__(self, app: ASGIApp, seconds: float = SEND_SECONDS) -> None:
+        self.app = app
+        self.seconds = seconds
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        stalled = False
+
+        async def bounded(message: Message) -> None:
+            nonlocal stalled
+            if stalled:
+                return
+            with anyio.move_on_after(self.seconds) as waited:
+                await send(message)
+            if waited.cancelled_caught:
+                stalled = True
+                logger.warning(
+                    "disconnected the client of %s %s: it took nothing of the response for"
+                    " %g s (SEND_SECONDS)",
+                    scope.get("method"),
+                    scope.get("path"),
+                    self.seconds,
+                )
+                abort_response(scope, reset=True)
+
+        await self.app(scope, receive, bounded)
 
 
 def end_when_revoked(send: Send, caller: Caller, tokens: TokenRegistry) -> Send:
@@ -108,12 +156,13 @@ def cut_when_revoked(scope: Scope, send: Send, caller: Caller, tokens: TokenRegi
     return checked
 
 
-def abort_response(scope: Scope) -> None:
+def abort_response(scope: Scope, *, reset: bool = False) -> None:
     """End the response of ``scope``'s request unfinished, after a :class:`StreamCut`: the
     protocol of ``recalld serve`` closes the connection without logging an error (its
     :data:`~recalld.adapters.http_connections.ABORT_EXTENSION`); any other server (a test
-    client) is left to close it as it does for a response not completed."""
-    abort = scope.get("extensions", {}).get(ABORT_EXTENSION, {}).get("abort")
+    client) is left to close it as it does for a response not completed. ``reset`` drops
+    what the client has not read instead of flushing it first."""
+    abort = scope.get("extensions", {}).get(ABORT_EXTENSION, {}).get("reset" if reset else "abort")
     if callable(abort):
         abort()
 

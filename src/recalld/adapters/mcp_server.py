@@ -71,6 +71,7 @@ from recalld.adapters.http_mcp_session_table import (
     SessionTable,
 )
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
+from recalld.adapters.http_streams import BoundedSend
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
 from recalld.errors import RecalldError, ValidationError
 from recalld.service import MemoryService
@@ -609,7 +610,8 @@ def run_server(
     _bound_sessions(app, server, HTTP_PATH)
     answering = AnswerInFlight()  # a stop answers the tool calls in flight first
     config = uvicorn.Config(
-        answering.wrap(refuse_notifications_with_ids(app, HTTP_PATH)),
+        # A client that stops reading is disconnected (http_streams.BoundedSend).
+        BoundedSend(answering.wrap(refuse_notifications_with_ids(app, HTTP_PATH))),
         host=address,
         port=port,
         log_level=server.settings.log_level.lower(),

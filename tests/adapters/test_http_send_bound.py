@@ -1,0 +1,118 @@
+"""A client that vanishes or stops reading without closing no longer holds its response
+(an export, an MCP event stream) for hours: a write it takes nothing of for
+``SEND_SECONDS`` disconnects it, and the kernel probes a silent peer (adversarial pass
+d68). Every wait here is bounded generously; the bound under test is made short."""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+import anyio
+import pytest
+from starlette.types import Message, Receive, Scope, Send
+
+from recalld.adapters.http_connections import (
+    ABORT_EXTENSION,
+    PROBE_IDLE_SECONDS,
+    BoundedRequestHead,
+    probe_dead_peers,
+)
+from recalld.adapters.http_streams import BoundedSend
+from tests.adapters.uvicorn_serving import serving
+
+pytestmark = pytest.mark.anyio
+
+WAIT_SECONDS = 30.0
+CHUNK: Message = {"type": "http.response.body", "body": b"x" * 65_536, "more_body": True}
+
+
+async def _endless(scope: Scope, receive: Receive, send: Send) -> None:
+    """A response that goes on until its client is gone."""
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    for _ in range(100_000):
+        await send(CHUNK)
+
+
+async def test_a_client_that_takes_nothing_is_disconnected(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    resets: list[str] = []
+    blocked = anyio.Event()
+
+    async def stalled(message: Message) -> None:
+        if message["type"] == "http.response.body":
+            await blocked.wait()  # never set: the client reads nothing
+
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": "/v1/export",
+        "extensions": {ABORT_EXTENSION: {"reset": lambda: resets.append("reset")}},
+    }
+
+    async def receive() -> Message:
+        return {"type": "http.disconnect"}
+
+    with caplog.at_level(logging.WARNING, "recalld.adapters.http_streams"):
+        with anyio.fail_after(WAIT_SECONDS):
+            await BoundedSend(_endless, seconds=0.05)(scope, receive, stalled)
+    assert resets == ["reset"]  # once, and every later write dropped
+    (record,) = caplog.records
+    assert "took nothing of the response for 0.05 s" in record.getMessage()
+
+
+async def test_a_reading_client_is_not_disconnected() -> None:
+    sent: list[Message] = []
+
+    async def reading(message: Message) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/v1/export", "extensions": {}}
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        for _ in range(3):
+            await send(CHUNK)
+        await send({"type": "http.response.body", "body": b""})
+
+    async def receive() -> Message:
+        return {"type": "http.disconnect"}
+
+    await BoundedSend(app, seconds=WAIT_SECONDS)(scope, receive, reading)
+    assert len(sent) == 5
+
+
+async def test_a_stalled_client_frees_its_response_on_a_real_socket() -> None:
+    ended = anyio.Event()
+
+    async def endless(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        try:
+            await _endless(scope, receive, send)
+            assert (await receive())["type"] == "http.disconnect"
+        finally:
+            ended.set()
+
+    async with serving(BoundedRequestHead, BoundedSend(endless, seconds=0.2)) as port:
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            client.sendall(b"GET /v1/export HTTP/1.1\r\nHost: x\r\n\r\n")
+            # The client reads nothing: the server's writes fill the buffers and stall.
+            with anyio.fail_after(WAIT_SECONDS):
+                await ended.wait()
+
+
+def test_a_connection_probes_a_silent_peer() -> None:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        with socket.create_connection(("127.0.0.1", port)) as client:
+            accepted, _ = listener.accept()
+            with accepted:
+                probe_dead_peers(accepted)
+                assert accepted.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) == 1
+                if hasattr(socket, "TCP_KEEPIDLE"):
+                    idle = accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE)
+                    assert idle == PROBE_IDLE_SECONDS
+            assert client.fileno() >= 0
