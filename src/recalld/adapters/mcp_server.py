@@ -72,6 +72,7 @@ from recalld.adapters.http_mcp_session_table import (
 )
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.http_streams import BoundedSend
+from recalld.adapters.http_token_share import count_tool_calls
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
 from recalld.errors import RecalldError, ValidationError
 from recalld.service import MemoryService
@@ -408,6 +409,8 @@ def build_server(
     )
     for prompt in _unique_prompts(enabled):
         server.add_prompt(_prompt(prompt))
+    # A token's tool calls count in its share of the worker threads (http_token_share).
+    server._lowlevel_server.middleware.append(cast(ServerMiddleware[Any], count_tool_calls))
     # Innermost, so that what it raises is what the SDK's own middleware records.
     # (The SDK's protocol names the first argument ``ctx``; recalld spells names out.)
     server._lowlevel_server.middleware.append(cast(ServerMiddleware[Any], name_invalid_params))
