@@ -26,6 +26,7 @@ class _StandIn:
         self.streaming = anyio.Event()
         self.release = anyio.Event()
         self.deleted: list[str] = []
+        self.closing_scopes: list[Scope] = []
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope["headers"])
@@ -38,6 +39,7 @@ class _StandIn:
             await self.release.wait()
         elif scope["method"] == "DELETE":
             self.deleted.append(session)
+            self.closing_scopes.append(scope)
         await send({"type": "http.response.start", "status": 200, "headers": answer})
         await send({"type": "http.response.body", "body": b"{}"})
 
@@ -97,3 +99,28 @@ def test_recalld_mcp_over_http_holds_its_client_to_a_share() -> None:
     routes = [route for route in app.routes if isinstance(route, Route) and route.path == "/mcp"]
     assert isinstance(routes[0].app, SessionTable)
     assert routes[0].app.per_client == SESSIONS_PER_CLIENT
+
+
+async def test_a_session_keeps_nothing_of_its_openers_connection() -> None:
+    # The opener's scope, kept for the DELETE that may close the session, held its
+    # connection's abort (and so the connection) for as long as the session lasted.
+    stand_in = _StandIn()
+    table = SessionTable(stand_in, per_client=1)
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "headers": [(b"host", b"127.0.0.1:8765")],
+        "extensions": {"recalld.abort": {"abort": print}},
+    }
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: Message) -> None:
+        """The answer is not looked at."""
+
+    await table(scope, receive, send)
+    await _call(table, "POST")  # closes the first to make room
+    assert stand_in.deleted == ["s1"]
+    assert "extensions" not in stand_in.closing_scopes[0]

@@ -201,11 +201,14 @@ def _client_of(scope: Scope) -> str:
 
 
 def _opener(scope: Scope) -> Scope:
-    """``scope`` as a bodiless ``DELETE`` of its session would carry it (no state of its
-    own, no body headers; the session id is added when it is sent)."""
+    """``scope`` as a bodiless ``DELETE`` of its session would carry it (no state or
+    extensions of its own, no body headers; the session id is added when it is sent)."""
     body_headers = (b"content-type", b"content-length", b"transfer-encoding", b"mcp-session-id")
     headers = [(name, value) for name, value in scope["headers"] if name not in body_headers]
-    return {**scope, "method": "DELETE", "headers": headers, "state": {}, "query_string": b""}
+    # Not its extensions: recalld's abort holds the opener's connection, which a session
+    # kept for 30 minutes would keep in memory with it.
+    kept = {key: value for key, value in scope.items() if key != "extensions"}
+    return {**kept, "method": "DELETE", "headers": headers, "state": {}, "query_string": b""}
 
 
 def _opens_a_session(headers: Headers) -> bool:
