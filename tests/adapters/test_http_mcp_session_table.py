@@ -5,6 +5,7 @@ http`` holds its one client to its share too (adversarial pass d68)."""
 from __future__ import annotations
 
 import itertools
+import logging
 
 import anyio
 import pytest
@@ -124,3 +125,31 @@ async def test_a_session_keeps_nothing_of_its_openers_connection() -> None:
     await _call(table, "POST")  # closes the first to make room
     assert stand_in.deleted == ["s1"]
     assert "extensions" not in stand_in.closing_scopes[0]
+
+
+class _Refusing(_StandIn):
+    """A stand-in for an SDK whose DELETE wants more than the opener's scope gives."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "DELETE":
+            await super().__call__(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": 400, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+
+async def test_a_session_the_sdk_would_not_close_is_not_said_closed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # The DELETE's answer went nowhere: a session still open in the SDK was counted as
+    # closed, and its next request answered 404 by the table (review of pass d68).
+    table = SessionTable(_Refusing(), per_client=1)
+    await _call(table, "POST")
+    with caplog.at_level(logging.ERROR, "recalld.adapters.http_mcp_session_table"):
+        refused = await _call(table, "POST")
+    assert refused["status"] == 503
+    assert b"the MCP SDK answered its DELETE 400" in refused["body"]
+    assert table.open_sessions == 1
+    assert (await _call(table, "POST", "s1"))["status"] == 200  # still served, not 404
+    (record,) = caplog.records
+    assert "answered its DELETE 400" in record.getMessage()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 
 import anyio
 import pytest
@@ -116,3 +117,51 @@ def test_a_connection_probes_a_silent_peer() -> None:
                     idle = accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE)
                     assert idle == PROBE_IDLE_SECONDS
             assert client.fileno() >= 0
+
+
+# A slow reader: 16 KiB, then a pause, again and again; its bytes are taken every few
+# milliseconds, while the whole of one large chunk would take it seconds.
+SLOW_READ_BYTES = 16_384
+SLOW_READ_PAUSE_SECONDS = 0.01
+SLOW_READ_TOTAL = 2 * 1024 * 1024  # at least 1.28 s at that pace, past the bound below
+LARGE_CHUNK = b"y" * (16 * 1024 * 1024)
+
+
+def _read_slowly(port: int, request: bytes) -> int:
+    """Read ``SLOW_READ_TOTAL`` bytes of the answer to ``request`` at a slow pace; how
+    many were read (fewer: the server cut the connection)."""
+    taken = 0
+    with socket.create_connection(("127.0.0.1", port)) as client:
+        client.sendall(request)
+        stopped = threading.Event()
+        try:
+            while taken < SLOW_READ_TOTAL:
+                data = client.recv(SLOW_READ_BYTES)
+                if not data:
+                    break
+                taken += len(data)
+                stopped.wait(SLOW_READ_PAUSE_SECONDS)  # the pace: never set
+        except ConnectionResetError:
+            pass
+    return taken
+
+
+async def test_a_slow_reader_of_a_large_chunk_is_not_cut(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # One write of 16 MiB waits in uvicorn until nearly all of it is sent, which takes
+    # this reader seconds; the bound (1 s) is on bytes taken, which it takes all along.
+    async def large(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": LARGE_CHUNK, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    request = b"GET /v1/export HTTP/1.1\r\nHost: x\r\n\r\n"
+    with caplog.at_level(logging.WARNING, "recalld.adapters.http_streams"):
+        async with serving(BoundedRequestHead, BoundedSend(large, seconds=1.0)) as port:
+            with anyio.fail_after(WAIT_SECONDS):
+                taken = await anyio.to_thread.run_sync(_read_slowly, port, request)
+    assert taken >= SLOW_READ_TOTAL
+    assert [record.getMessage() for record in caplog.records] == []

@@ -43,6 +43,15 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from recalld.adapters._network import KEEP_ALIVE_SECONDS
 
+if sys.platform == "linux":
+    import fcntl
+    import termios
+
+    # The ioctl naming a socket's bytes not acknowledged by its peer (SIOCOUTQ).
+    _OUTQ: int | None = termios.TIOCOUTQ
+else:  # pragma: no cover - the write buffer alone is measured there
+    _OUTQ = None
+
 __all__ = [
     "ABORT_EXTENSION",
     "REQUEST_HEAD_SECONDS",
@@ -51,11 +60,14 @@ __all__ = [
     "head_limit",
     "head_refusal",
     "probe_dead_peers",
+    "unsent_bytes",
 ]
 
 # The scope extension (``scope["extensions"]``, a dict as ASGI's are) whose ``abort``
 # the app calls to end a response it will not complete (module docstring); its
-# ``reset`` drops what the client did not read yet (http_streams.BoundedSend).
+# ``reset`` drops what the client did not read yet, and its ``paused``, ``drain`` and
+# ``unsent`` say whether a write would wait, wait for it, and how much the client has
+# not taken yet (http_streams.BoundedSend: it cuts a client that takes nothing).
 ABORT_EXTENSION = "recalld.abort"
 
 # How long a request head (request line and headers, a few hundred bytes) may take to
@@ -113,6 +125,9 @@ class BoundedRequestHead(H11Protocol):
             extensions[ABORT_EXTENSION] = {
                 "abort": lambda: _abort(cycle, reset=False),
                 "reset": lambda: _abort(cycle, reset=True),
+                "unsent": lambda: unsent_bytes(cycle.transport),
+                "drain": cycle.flow.drain,
+                "paused": lambda: bool(cycle.flow.write_paused and not cycle.disconnected),
             }
 
     def on_response_complete(self) -> None:
@@ -191,6 +206,21 @@ def _abort(cycle: Any, *, reset: bool) -> None:
     elif not cycle.transport.is_closing():
         cycle.transport.close()
     cycle.message_event.set()
+
+
+def unsent_bytes(transport: asyncio.BaseTransport) -> int:
+    """How many bytes written to ``transport`` its peer has not taken yet: those in its
+    buffer and, on Linux, those in the kernel's send queue not acknowledged (``SIOCOUTQ``;
+    elsewhere the buffer alone, a coarser measure). It falls whenever the peer reads."""
+    size = transport.get_write_buffer_size() if isinstance(transport, asyncio.WriteTransport) else 0
+    sock = transport.get_extra_info("socket")
+    if _OUTQ is None or sock is None or sock.fileno() < 0:
+        return size
+    try:
+        queued = fcntl.ioctl(sock.fileno(), _OUTQ, b"\0" * 4)
+    except OSError:  # a socket closed meanwhile: nothing more will be taken
+        return size
+    return size + int.from_bytes(queued, sys.byteorder, signed=True)
 
 
 def probe_dead_peers(sock: socket.socket | None) -> None:

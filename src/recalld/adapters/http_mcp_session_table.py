@@ -25,6 +25,7 @@ and every caller of ``recalld mcp --transport http``) are one client.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -45,6 +46,8 @@ TRUSTED_CLIENT = "trusted"
 # The JSON-RPC codes of the SDK's own answers: "Session not found" and "Too many open sessions".
 _INVALID_REQUEST = -32600
 _INTERNAL_ERROR = -32603
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -173,23 +176,48 @@ class SessionTable:
                 return _refusal(len(held), pending, self.per_client if own else self.server, own)
             victim = min(idle, key=lambda key: self._sessions[key].last_used)
             # Out of the table before the first await: a concurrent opener picks another.
-            await self._close(victim, self._sessions.pop(victim), own)
+            session = self._sessions.pop(victim)
+            status = await self._close(victim, session, own)
+            if status is not None:
+                said = f"answered its DELETE {status}" if status else "did not answer its DELETE"
+                # Still open in the SDK: kept, and counted, and this initialize refused
+                # rather than a session said closed that is not (the SDK changed).
+                self._evicted.pop(victim, None)
+                self._sessions.setdefault(victim, session)
+                logger.error(
+                    "could not close an idle MCP session to make room: the MCP SDK %s"
+                    " (2xx or 404 expected); the session stays open",
+                    said,
+                )
+                return (
+                    "Too many open sessions: the least recently used session could not be"
+                    f" closed to make room (the MCP SDK {said});"
+                    " DELETE the sessions no longer used, then initialize again"
+                )
 
-    async def _close(self, session_id: str, session: _Session, own: bool) -> None:
-        """Close ``session`` as its opener would: a ``DELETE`` through the SDK."""
+    async def _close(self, session_id: str, session: _Session, own: bool) -> int | None:
+        """Close ``session`` as its opener would: a ``DELETE`` through the SDK; the status
+        the SDK answered if that did not close it (none: closed, or gone already)."""
         self._evicted[session_id] = (session.client, own)
         while len(self._evicted) > self.server:
             self._evicted.popitem(last=False)
         identified = (b"mcp-session-id", session_id.encode("latin-1"))
         scope = {**session.opener, "headers": [*session.opener["headers"], identified]}
+        statuses: list[int] = []
 
         async def receive() -> Message:
             return {"type": "http.request", "body": b"", "more_body": False}
 
-        async def discard(message: Message) -> None:
-            """The answer goes nowhere: the session's client is told on its next request."""
+        async def recorded(message: Message) -> None:
+            """The body goes nowhere: the session's client is told on its next request."""
+            if message["type"] == "http.response.start":
+                statuses.append(int(message["status"]))
 
-        await self.app(scope, receive, discard)
+        await self.app(scope, receive, recorded)
+        # 404: the SDK had closed it already (30 minutes idle), which is as good.
+        if statuses and (200 <= statuses[0] < 300 or statuses[0] == 404):
+            return None
+        return statuses[0] if statuses else 0
 
 
 def _client_of(scope: Scope) -> str:
