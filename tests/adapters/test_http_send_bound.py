@@ -5,11 +5,15 @@ d68). Every wait here is bounded generously; the bound under test is made short.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import socket
+import sys
 import threading
+from typing import ClassVar
 
 import anyio
+import httpx
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
@@ -165,3 +169,26 @@ async def test_a_slow_reader_of_a_large_chunk_is_not_cut(
                 taken = await anyio.to_thread.run_sync(_read_slowly, port, request)
     assert taken >= SLOW_READ_TOTAL
     assert [record.getMessage() for record in caplog.records] == []
+
+
+class _Recording(BoundedRequestHead):
+    """Records the keep-alive options of each connection it accepted."""
+
+    seen: ClassVar[list[tuple[int, ...]]] = []
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        options = [sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)]
+        for name in ("TCP_KEEPIDLE", "TCP_KEEPINTVL", "TCP_KEEPCNT", "TCP_USER_TIMEOUT"):
+            if hasattr(socket, name):
+                options.append(sock.getsockopt(socket.IPPROTO_TCP, getattr(socket, name)))
+        self.seen.append(tuple(options))
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the TCP options named are Linux's")
+async def test_every_accepted_connection_probes_its_peer() -> None:
+    async with serving(_Recording) as port, httpx.AsyncClient(timeout=WAIT_SECONDS) as client:
+        answer = await client.get(f"http://127.0.0.1:{port}/")
+    assert answer.text == "hello"
+    assert _Recording.seen == [(1, PROBE_IDLE_SECONDS, 10, 6, 120_000)]

@@ -5,14 +5,21 @@ it run (adversarial pass d68; stop 67 left them uncounted)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from mcp.types import CallToolResult
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from recalld.adapters.http_mcp_sessions import owned_by
 from recalld.adapters.http_token_share import TOKEN_SHARE_STATE_KEY, TokenShare, count_tool_calls
+from recalld.adapters.mcp_server import build_server, http_endpoint
+from recalld.config import Settings
+from recalld.service import MemoryService
 from recalld.tokens import CALLER_STATE_KEY, Caller
+from tests.adapters.mcp_support import INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -83,3 +90,47 @@ async def test_mcp_requests_carry_the_share_their_tool_calls_count_in() -> None:
     scope = {"type": "http", "method": "POST", "path": "/mcp", "state": {CALLER_STATE_KEY: caller}}
     await share(scope, receive, send)
     assert seen == [share]
+
+
+def _counted(app: ASGIApp, share: TokenShare) -> ASGIApp:
+    """``app`` called by the token ``busy``, as ``recalld serve`` hands /mcp its share."""
+
+    async def named(scope: Scope, receive: Receive, send: Send) -> None:
+        caller = Caller(token_id="busy", scopes={})
+        state = {CALLER_STATE_KEY: caller, TOKEN_SHARE_STATE_KEY: share}
+        await app(owned_by({**scope, "state": state}, caller), receive, send)
+
+    return named
+
+
+async def test_a_tool_call_through_the_sdk_is_counted_and_released(tmp_path: Path) -> None:
+    # The middleware reads the request's scope as the SDK hands it: were that to change
+    # (an SDK release), the share would silently stop counting tool calls (review of d68).
+    settings = Settings(db=tmp_path / "share.db", embedder="none", graph_extractor="rules")
+    server = build_server(lambda: MemoryService.open(settings), ["native"])
+    endpoint, lifespan = http_endpoint(server, path="/mcp", host="127.0.0.1")
+    share = TokenShare(_nothing, limit=1)
+    transport = httpx.ASGITransport(app=_counted(endpoint, share))
+    url = "http://127.0.0.1:8765/mcp"
+    accept = {"Accept": "application/json, text/event-stream"}
+    async with lifespan(), httpx.AsyncClient(transport=transport, timeout=30) as client:
+        opened = await client.post(url, json=INITIALIZE, headers=accept)
+        headers = {**accept, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+        headers["Mcp-Protocol-Version"] = "2025-06-18"
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert (await client.post(url, json=initialized, headers=headers)).status_code == 202
+
+        async def stats(number: int) -> str:
+            call = {"jsonrpc": "2.0", "id": number, "method": "tools/call"}
+            call["params"] = {"name": "stats", "arguments": {}}
+            return (await client.post(url, json=call, headers=headers)).text
+
+        assert share.take("busy") is None  # its one request is running elsewhere
+        refused = await stats(2)
+        assert "too_many_requests" in refused
+        assert "the limit per token is 1" in refused
+        share.release("busy")
+        answered = await stats(3)
+        assert "too_many_requests" not in answered
+        assert "\"isError\":false" in answered.replace(" ", "")
+        assert share.take("busy") is None  # the call released its count when it ended
