@@ -132,5 +132,5 @@ async def test_a_tool_call_through_the_sdk_is_counted_and_released(tmp_path: Pat
         share.release("busy")
         answered = await stats(3)
         assert "too_many_requests" not in answered
-        assert "\"isError\":false" in answered.replace(" ", "")
+        assert '"isError":false' in answered.replace(" ", "")
         assert share.take("busy") is None  # the call released its count when it ended
