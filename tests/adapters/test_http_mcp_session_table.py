@@ -153,3 +153,41 @@ async def test_a_session_the_sdk_would_not_close_is_not_said_closed(
     assert (await _call(table, "POST", "s1"))["status"] == 200  # still served, not 404
     (record,) = caplog.records
     assert "answered its DELETE 400" in record.getMessage()
+
+
+class _SlowOpener(_StandIn):
+    """Opens a session whose answer (the initialize result) is sent after ``release``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.answering = anyio.Event()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST" or self.answering.is_set():
+            await super().__call__(scope, receive, send)
+            return
+        answer = [(b"mcp-session-id", next(self.ids).encode())]
+        await send({"type": "http.response.start", "status": 200, "headers": answer})
+        self.answering.set()
+        await self.release.wait()
+        await send({"type": "http.response.body", "body": b"{}"})
+
+
+async def test_a_session_still_answering_its_initialize_is_not_closed() -> None:
+    # A session joined the table with no request in flight as soon as its answer
+    # started: a concurrent initialize closed it while its initialize result was still
+    # being sent, and was refused itself (review of pass d68).
+    stand_in = _SlowOpener()
+    table = SessionTable(stand_in, per_client=1)
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(_call, table, "POST")
+        with anyio.fail_after(30):
+            await stand_in.answering.wait()
+        refused = await _call(table, "POST")
+        stand_in.release.set()
+    assert refused["status"] == 503
+    assert b"this client holds 1," in refused["body"]
+    assert stand_in.deleted == []
+    assert (await _call(table, "POST"))["status"] == 200  # now idle: closed for the next
+    assert stand_in.deleted == ["s1"]
+    assert table.open_sessions == 1

@@ -144,22 +144,35 @@ class SessionTable:
             )
             return
         opener = _opener(scope)
+        opened: list[_Session] = []
 
         async def recorded(message: Message) -> None:
             if message["type"] == "http.response.start" and int(message["status"]) < 400:
                 session_id = Headers(raw=message.get("headers", [])).get("mcp-session-id")
-                if session_id is not None:
-                    use = next(self._uses)
-                    self._sessions[session_id] = _Session(client, opener, use)
+                if session_id is not None and not opened:
+                    # In flight until its initialize result is sent (never closed while
+                    # it is), and held from now on rather than opening.
+                    session = _Session(client, opener, next(self._uses), in_flight=1)
+                    self._sessions[session_id] = session
+                    opened.append(session)
+                    self._opened(client)
             await send(message)
 
         self._opening[client] = self._opening.get(client, 0) + 1
         try:
             await self.app(scope, receive, recorded)
         finally:
-            self._opening[client] -= 1
-            if not self._opening[client]:
-                del self._opening[client]
+            if opened:
+                opened[0].in_flight -= 1
+                opened[0].last_used = next(self._uses)
+            else:
+                self._opened(client)
+
+    def _opened(self, client: str) -> None:
+        """One opening request of ``client`` is no longer pending."""
+        self._opening[client] -= 1
+        if not self._opening[client]:
+            del self._opening[client]
 
     async def _make_room(self, client: str) -> str | None:
         """Close longest-idle sessions until ``client`` may open one; why not, if it may not."""
