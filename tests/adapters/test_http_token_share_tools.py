@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from mcp.types import CallToolResult
@@ -134,3 +135,21 @@ async def test_a_tool_call_through_the_sdk_is_counted_and_released(tmp_path: Pat
         assert "too_many_requests" not in answered
         assert '"isError":false' in answered.replace(" ", "")
         assert share.take("busy") is None  # the call released its count when it ended
+
+
+async def test_a_cancelled_tool_call_releases_its_count() -> None:
+    # notifications/cancelled, or a client gone, cancels the tool's task mid-call.
+    share = TokenShare(_nothing, limit=1)
+    started = anyio.Event()
+
+    async def call_next(given: Any) -> Any:
+        started.set()
+        await anyio.Event().wait()  # never set: only cancelled
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(count_tool_calls, _context(share, "busy"), call_next)  # type: ignore[arg-type]
+        with anyio.fail_after(30):
+            await started.wait()
+        assert share.take("busy") is not None  # the running call holds the one count
+        tasks.cancel_scope.cancel()
+    assert share.take("busy") is None

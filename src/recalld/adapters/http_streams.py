@@ -83,12 +83,13 @@ class BoundedSend:
             await self.app(scope, receive, send)
             return
         stalled = False
-        connection = scope.get("extensions", {}).get(ABORT_EXTENSION, {})
 
         async def bounded(message: Message) -> None:
             nonlocal stalled
             if stalled:
                 return
+            # Looked up at each write: the protocol may add it after the app started.
+            connection = scope.get("extensions", {}).get(ABORT_EXTENSION, {})
             if not await self._client_takes(connection):
                 stalled = True
             else:
