@@ -10,6 +10,7 @@ import logging
 import socket
 import sys
 import threading
+from contextlib import ExitStack
 from typing import ClassVar
 
 import anyio
@@ -192,3 +193,22 @@ async def test_every_accepted_connection_probes_its_peer() -> None:
         answer = await client.get(f"http://127.0.0.1:{port}/")
     assert answer.text == "hello"
     assert _Recording.seen == [(1, PROBE_IDLE_SECONDS, 10, 6, 120_000)]
+
+
+async def test_a_stop_is_not_held_by_a_client_that_reads_nothing() -> None:
+    # uvicorn's graceful stop waits for every response: a stalled one is cut (the bound
+    # made short here), so the stop ends (review of pass d68).
+    started = anyio.Event()
+
+    async def endless(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            started.set()
+            await _endless(scope, receive, send)
+
+    # The client is closed only after the stop: it reads nothing all along.
+    with anyio.fail_after(WAIT_SECONDS), ExitStack() as clients:
+        async with serving(BoundedRequestHead, BoundedSend(endless, seconds=0.2)) as port:
+            client = clients.enter_context(socket.create_connection(("127.0.0.1", port)))
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            client.sendall(b"GET /v1/export HTTP/1.1\r\nHost: x\r\n\r\n")
+            await started.wait()
