@@ -13,7 +13,7 @@ import uvicorn
 from sse_starlette.sse import AppStatus
 
 from recalld.adapters import http_api, mcp_server
-from recalld.adapters.http_connections import BoundedRequestHead
+from recalld.adapters.http_connections import BoundedMcpRequestHead, BoundedRequestHead
 from recalld.config import Settings
 from recalld.service import MemoryService
 
@@ -57,4 +57,5 @@ def test_mcp_http_keeps_idle_connections_longer_than_client_pools(
     mcp_server.run_server(server, transport="http", port=8766)
     (config,) = configs
     assert config.timeout_keep_alive > max(CLIENT_POOL_SECONDS)
-    assert config.http is BoundedRequestHead  # nor a connection held without a request
+    assert config.http is BoundedMcpRequestHead  # nor a connection held without a request
+    assert issubclass(config.http, BoundedRequestHead)  # refusing as JSON-RPC

@@ -28,12 +28,14 @@ async def hello(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 @asynccontextmanager
-async def serving(protocol: type[H11Protocol], app: ASGIApp = hello) -> AsyncIterator[int]:
+async def serving(
+    protocol: type[H11Protocol], app: ASGIApp = hello, log_level: str = "critical"
+) -> AsyncIterator[int]:
     """``app`` served by uvicorn with ``protocol`` on a free loopback port; its port."""
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     port = int(listener.getsockname()[1])
-    config = uvicorn.Config(app, http=protocol, lifespan="off", log_level="critical")
+    config = uvicorn.Config(app, http=protocol, lifespan="off", log_level=log_level)
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[listener]))
     try:

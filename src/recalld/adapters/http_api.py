@@ -44,7 +44,6 @@ authentication and metrics, and its lifespan runs inside the app's.
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
@@ -64,7 +63,6 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from recalld import _validate as check
-from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
 from recalld._version import __version__
 from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, host_name, is_loopback
 from recalld.adapters.dialects.failures import BUSY_MESSAGE, LOCKED_MESSAGE, READ_ONLY_MESSAGE
@@ -80,12 +78,19 @@ from recalld.adapters.http_head import HeadAsGet
 from recalld.adapters.http_intention_routes import intentions_router
 from recalld.adapters.http_mcp_sessions import owned_by
 from recalld.adapters.http_metrics import RequestMetrics, StoreCollector
-from recalld.adapters.http_models import BodyFieldError, cap_request_counts
+from recalld.adapters.http_models import BodyFieldError
+from recalld.adapters.http_openapi import truthful_openapi
 from recalld.adapters.http_origin import foreign_page
 from recalld.adapters.http_paths import route_methods
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
-from recalld.adapters.http_streams import StreamCut, cut_when_revoked, end_when_revoked
+from recalld.adapters.http_streams import (
+    BoundedSend,
+    StreamCut,
+    abort_response,
+    cut_when_revoked,
+    end_when_revoked,
+)
 from recalld.adapters.http_token_share import TokenShare
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
 from recalld.config import Settings
@@ -445,8 +450,8 @@ class _Authentication:
             await self.app(scope, receive, cut_when_revoked(scope, send, caller, self.tokens))
         except StreamCut:
             # Its token was revoked mid-stream (logged there): the body stays without its
-            # end, and uvicorn closes the connection, so the client's read fails.
-            return
+            # end, and the connection is closed, so the client's read fails.
+            abort_response(scope)
 
     def _caller(
         self,
@@ -569,7 +574,7 @@ def create_app(
     app.state.service = service
     app.state.settings = settings
     app.state.tokens = registry
-    _truthful_openapi(app, settings, registry, require_auth=require_auth)
+    truthful_openapi(app, settings, registry, require_auth=require_auth)
     routers = (
         batbox_router,
         v1_router,
@@ -657,53 +662,6 @@ def create_app(
     return app
 
 
-def _truthful_openapi(
-    app: FastAPI, settings: Settings, tokens: TokenRegistry, *, require_auth: bool
-) -> None:
-    """Make ``/openapi.json`` describe this server as it runs: ``Authorization`` optional
-    while loopback callers are trusted (checked on every request, since a token may be
-    created meanwhile), and the ``limit`` bounds of ``settings``."""
-    generate = app.openapi
-
-    def openapi() -> dict[str, Any]:
-        document = copy.deepcopy(generate())
-        optional = not require_auth and not tokens.any_active()
-        for operations in document.get("paths", {}).values():
-            for operation in operations.values():
-                if not isinstance(operation, dict):
-                    continue
-                security = operation.get("security")
-                if optional and security and {} not in security:
-                    operation["security"] = [{}, *security]
-                for parameter in operation.get("parameters", []):
-                    if parameter.get("name") == "limit" and "schema" in parameter:
-                        cap_count(parameter["schema"], settings.max_limit)
-        schemas = document.get("components", {}).get("schemas", {})
-        cap_request_counts(schemas, settings.max_limit)
-        _describe_meta(schemas)
-        return document
-
-    app.openapi = openapi  # type: ignore[method-assign]
-
-
-def _describe_meta(schemas: dict[str, Any]) -> None:
-    """Say in every ``meta`` (and batbox ``metadata``) object's schema that no key or
-    string in it holds a NUL, as the service checks (a JSON value nests: a component)."""
-    if not schemas:
-        return
-    reference = f"#/components/schemas/{META_VALUE_NAME}"
-    for schema in list(schemas.values()):
-        for name in ("meta", "metadata"):
-            described = schema.get("properties", {}).get(name)
-            if not isinstance(described, dict):
-                continue
-            for option in (described, *described.get("anyOf", [])):
-                if option.get("type") == "object":
-                    option["propertyNames"] = {"pattern": NO_NUL_PATTERN}
-                    option["additionalProperties"] = {"$ref": reference}
-    schemas[META_VALUE_NAME] = meta_value_schema(reference)
-
-
 class _NamespaceGuard:
     """Let through only callers who may read and write ``namespace`` (403 otherwise), and
     requests that name no other namespace the REST way (422): /mcp works in the server's,
@@ -779,7 +737,7 @@ def serve(
         on_shutdown=service.close,
     )
     config = uvicorn.Config(
-        app,
+        BoundedSend(app),  # a client that stops reading is disconnected (http_streams)
         host=bind_address(settings.host),
         port=settings.port,
         log_level=log_level,

@@ -8,26 +8,40 @@ as it liked. :class:`TokenShare` answers a token's request past its share at onc
 other tokens keep at least ``40 - TOKEN_REQUESTS`` threads between them.
 
 A trusted caller (no token: loopback while no token exists) is the only client there
-is, and is not limited; ``/mcp`` keeps its own limits (sessions per token), its event
-streams holding no thread. Its tool calls run on the same pool (the MCP SDK runs each in
-a worker thread) and are not counted here: a token calling many tools at once through
-``/mcp`` still takes threads the other tokens wait for (integration read, stop 67).
+is, and is not limited. A request to ``/mcp`` is not counted as a whole (an event stream
+holds no thread), but each of its ``tools/call`` is, in the same share: the MCP SDK runs
+each tool in a worker thread of the same pool, and a token calling many tools at once
+through ``/mcp`` took threads the other tokens waited for (stop 67 left it). The share
+goes to ``/mcp`` in the request's state; :func:`count_tool_calls`, a server middleware of
+the MCP server, answers a call past it with a tool error (``isError``) naming the limit.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.types import CallToolResult, TextContent
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from recalld.tokens import CALLER_STATE_KEY, Caller
 
-__all__ = ["RETRY_SECONDS", "TOKEN_REQUESTS", "TokenShare"]
+__all__ = [
+    "RETRY_SECONDS",
+    "TOKEN_REQUESTS",
+    "TOKEN_SHARE_STATE_KEY",
+    "TokenShare",
+    "count_tool_calls",
+]
 
 # How many REST requests one token may have running at once: three quarters of the
 # worker threads (AnyIO's default pool, 40), so that the rest stay for other tokens.
 TOKEN_REQUESTS = 30
 # What Retry-After says: a request that waited for a thread normally gets one within it.
 RETRY_SECONDS = 1
+# Where a request to /mcp carries the share its tool calls are counted in.
+TOKEN_SHARE_STATE_KEY = "recalld_token_share"
 
 
 class TokenShare:
@@ -38,32 +52,65 @@ class TokenShare:
         self.limit = limit
         self._running: dict[str, int] = {}
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        caller = scope.get("state", {}).get(CALLER_STATE_KEY)
-        if (
-            scope["type"] != "http"
-            or not isinstance(caller, Caller)
-            or caller.token_id is None
-            or str(scope.get("path", "")).startswith("/mcp")
-        ):
-            await self.app(scope, receive, send)
-            return
-        token_id = caller.token_id
+    def take(self, token_id: str) -> str | None:
+        """Count one request of ``token_id``; why not (naming the limit) if it has its share."""
         running = self._running.get(token_id, 0)
         if running >= self.limit:
-            message = (
+            return (
                 f"this token has {running} requests running, the limit per token is"
                 f" {self.limit} (the server's worker threads are shared by every client):"
                 " wait for one to finish, then send this again"
             )
-            error = {"type": "too_many_requests", "field": None, "message": message}
+        self._running[token_id] = running + 1
+        return None
+
+    def release(self, token_id: str) -> None:
+        """One request of ``token_id`` counted by :meth:`take` is over."""
+        self._running[token_id] -= 1
+        if not self._running[token_id]:
+            del self._running[token_id]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        caller = scope.get("state", {}).get(CALLER_STATE_KEY)
+        if scope["type"] != "http" or not isinstance(caller, Caller) or caller.token_id is None:
+            await self.app(scope, receive, send)
+            return
+        if str(scope.get("path", "")).startswith("/mcp"):
+            scope["state"][TOKEN_SHARE_STATE_KEY] = self  # its tool calls are counted
+            await self.app(scope, receive, send)
+            return
+        token_id = caller.token_id
+        refused = self.take(token_id)
+        if refused is not None:
+            error = {"type": "too_many_requests", "field": None, "message": refused}
             headers = {"Retry-After": str(RETRY_SECONDS)}
             await JSONResponse({"error": error}, 429, headers)(scope, receive, send)
             return
-        self._running[token_id] = running + 1
         try:
             await self.app(scope, receive, send)
         finally:
-            self._running[token_id] -= 1
-            if not self._running[token_id]:
-                del self._running[token_id]
+            self.release(token_id)
+
+
+async def count_tool_calls(
+    context: ServerRequestContext[Any, Any], call_next: CallNext
+) -> HandlerResult:
+    """A server middleware of the MCP server: count each ``tools/call`` of a token in its
+    :class:`TokenShare` while it runs, answering one past the share with a tool error
+    (``isError``) naming the limit, nothing of it run (module docstring)."""
+    if context.method != "tools/call":
+        return await call_next(context)
+    scope = getattr(context.request, "scope", None)
+    state = scope.get("state", {}) if isinstance(scope, dict) else {}
+    share = state.get(TOKEN_SHARE_STATE_KEY)
+    caller = state.get(CALLER_STATE_KEY)
+    if not isinstance(share, TokenShare) or not isinstance(caller, Caller) or not caller.token_id:
+        return await call_next(context)
+    refused = share.take(caller.token_id)
+    if refused is not None:
+        text = f"Error: too_many_requests: {refused} (tool calls count with REST requests)"
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+    try:
+        return await call_next(context)
+    finally:
+        share.release(caller.token_id)

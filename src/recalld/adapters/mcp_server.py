@@ -44,6 +44,7 @@ from mcp.types import (
     UnsubscribeRequestParams,
 )
 from pydantic import ConfigDict, Field
+from starlette.applications import Starlette
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
@@ -63,9 +64,15 @@ from recalld.adapters.dialects.base import (
     tidy_schema,
 )
 from recalld.adapters.dialects.failures import DialectTool
-from recalld.adapters.http_connections import BoundedRequestHead
-from recalld.adapters.http_mcp_sessions import SESSIONS_PER_TOKEN, limit_sessions_per_token
+from recalld.adapters.http_connections import BoundedMcpRequestHead
+from recalld.adapters.http_mcp_session_table import (
+    SERVER_SESSIONS,
+    SESSIONS_PER_CLIENT,
+    SessionTable,
+)
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
+from recalld.adapters.http_streams import BoundedSend
+from recalld.adapters.http_token_share import count_tool_calls
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
 from recalld.errors import RecalldError, ValidationError
 from recalld.service import MemoryService
@@ -402,6 +409,8 @@ def build_server(
     )
     for prompt in _unique_prompts(enabled):
         server.add_prompt(_prompt(prompt))
+    # A token's tool calls count in its share of the worker threads (http_token_share).
+    server._lowlevel_server.middleware.append(cast(ServerMiddleware[Any], count_tool_calls))
     # Innermost, so that what it raises is what the SDK's own middleware records.
     # (The SDK's protocol names the first argument ``ctx``; recalld spells names out.)
     server._lowlevel_server.middleware.append(cast(ServerMiddleware[Any], name_invalid_params))
@@ -509,15 +518,16 @@ def http_endpoint(
     path: str,
     host: str,
     origins: Sequence[str] = (),
-    sessions_per_token: int = SESSIONS_PER_TOKEN,
+    sessions_per_client: int = SESSIONS_PER_CLIENT,
 ) -> tuple[ASGIApp, Callable[[], AbstractAsyncContextManager[Any]]]:
     """The streamable-HTTP endpoint of ``server`` as a raw ASGI app, and its lifespan.
 
     For mounting inside another ASGI server (``recalld serve`` serves it at ``/mcp``).
     On a loopback address the SDK accepts browser pages of this machine only; the
     ``origins`` the operator allowed (``RECALLD_CORS_ORIGINS``) are accepted too. A token
-    (named in the scope by :func:`~recalld.adapters.http_mcp_sessions.owned_by`) holds
-    at most ``sessions_per_token`` sessions open at once.
+    (named in the scope by :func:`~recalld.adapters.http_mcp_sessions.owned_by`), or the
+    trusted callers between them, hold at most ``sessions_per_client`` sessions open at
+    once, the longest-idle closed to make room (:mod:`~recalld.adapters.http_mcp_session_table`).
     """
     security = None
     if origins and host in LOOPBACK_NAMES:
@@ -537,9 +547,26 @@ def http_endpoint(
     for route in starlette_app.routes:
         if isinstance(route, Route) and route.path == path:
             manager = server.session_manager
-            limited = limit_sessions_per_token(route.endpoint, manager, sessions_per_token)
+            limited = SessionTable(route.endpoint, sessions_per_client, _server_sessions(manager))
             endpoint: ASGIApp = refuse_notifications_with_ids(limited)
             return endpoint, manager.run
+    raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
+
+
+def _server_sessions(manager: Any) -> int:
+    """The SDK's limit of sessions for the whole server (its public ``max_sessions``),
+    which the table keeps below by closing the longest-idle one (none: recalld's own)."""
+    limit = getattr(manager, "max_sessions", None)
+    return limit if isinstance(limit, int) else SERVER_SESSIONS
+
+
+def _bound_sessions(app: Starlette, server: MCPServer[Any], path: str) -> None:
+    """Put ``app``'s route at ``path`` behind a :class:`SessionTable` (``recalld mcp
+    --transport http``: one client, the trusted, holds at most its share of sessions)."""
+    for route in app.routes:
+        if isinstance(route, Route) and route.path == path:
+            route.app = SessionTable(route.app, server=_server_sessions(server.session_manager))
+            return
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
 
 
@@ -583,14 +610,16 @@ def run_server(
     # notification, after its own checks (see mcp_requests).
     address = bind_address(host)
     app = server.streamable_http_app(streamable_http_path=HTTP_PATH, host=address)
+    _bound_sessions(app, server, HTTP_PATH)
     answering = AnswerInFlight()  # a stop answers the tool calls in flight first
     config = uvicorn.Config(
-        answering.wrap(refuse_notifications_with_ids(app, HTTP_PATH)),
+        # A client that stops reading is disconnected (http_streams.BoundedSend).
+        BoundedSend(answering.wrap(refuse_notifications_with_ids(app, HTTP_PATH))),
         host=address,
         port=port,
         log_level=server.settings.log_level.lower(),
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
-        http=BoundedRequestHead,  # no connection is held without a request (http_connections)
+        http=BoundedMcpRequestHead,  # no connection held without a request (http_connections)
     )
     # uvicorn stops gracefully on SIGTERM, which ends the lifespan (and closes the service).
     anyio.run(answering_server(config, answering).serve)
