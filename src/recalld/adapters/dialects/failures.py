@@ -27,9 +27,10 @@ from __future__ import annotations
 import json
 import logging
 import re
+import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 import pydantic
 from mcp.server.mcpserver.exceptions import ToolError
@@ -39,6 +40,7 @@ from pydantic import Field
 
 from recalld import _validate as check
 from recalld._location import without_location
+from recalld._text import shown
 from recalld.errors import (
     ConflictError,
     DatabaseBusyError,
@@ -150,11 +152,60 @@ def _field_of(location: tuple[int | str, ...]) -> str:
     return "".join(parts) or "arguments"
 
 
-def _pydantic_message(problem: Mapping[str, Any]) -> str:
+def _pydantic_message(problem: Mapping[str, Any], text_lists: frozenset[str]) -> str:
     if problem.get("type") == "missing":
         return "is required"
-    message = str(problem.get("msg", "is invalid"))
-    return message.removeprefix("Value error, ")
+    message = str(problem.get("msg", "is invalid")).removeprefix("Value error, ")
+    given = problem.get("input")
+    if isinstance(given, str):
+        of_text = len(problem["loc"]) == 1 and problem["loc"][0] in text_lists
+        kind = str(problem.get("type"))
+        return _text_for_type(kind, given, of_text) or _send_unquoted(message, given)
+    return message
+
+
+# pydantic's error types for a value of the wrong JSON type, as what the argument must be.
+_WANTED = {
+    "list_type": "a list (a JSON array)",
+    "bool_type": "true or false (a JSON boolean)",
+    "bool_parsing": "true or false (a JSON boolean)",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "dict_type": "an object (JSON)",
+    "model_type": "an object (JSON)",
+}
+
+
+def _text_for_type(kind: str, given: str, of_text: bool) -> str | None:
+    """The message for text sent where a list, boolean, number or object belongs (an LLM's
+    ``"tags": "work"``, ``"verbose": "true"``, ``"salience": "0.5"``): what the argument
+    must be and the exact value to send instead, where one can be told ("Input should be
+    a valid list" left a model guessing). The text is never read as that value: ``"a,b"``
+    could be one tag or two, and REST and the library refuse text there too. ``of_text``:
+    the argument is a list of strings, so the text wrapped in a list is one."""
+    wanted = _WANTED.get(kind)
+    if wanted is None:
+        return None
+    message = f"must be {wanted}, got the text {shown(given)}"
+    if kind == "list_type" and of_text:
+        return f"{message}: for one item send {json.dumps([given], ensure_ascii=False)}"
+    if kind.startswith("bool") and given.strip().lower() in ("true", "false"):
+        return f"{message}: send {given.strip().lower()} without quotes"
+    return _send_unquoted(message, given)
+
+
+def _send_unquoted(message: str, given: str) -> str:
+    """``message`` (a refusal of the text ``given``) with the fix when the text is a JSON
+    number: send it without quotes."""
+    try:
+        number = json.loads(given)
+    except ValueError:
+        return message
+    if isinstance(number, int | float) and not isinstance(number, bool):
+        return f"{message}: send {given.strip()} as a JSON number, without quotes"
+    return message
 
 
 def _renamed(name: str | None, renames: Mapping[str, str]) -> str | None:
@@ -171,13 +222,18 @@ def _renamed(name: str | None, renames: Mapping[str, str]) -> str | None:
     return renames.get(head, head) + dot + rest
 
 
-def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -> ToolFailure:
+def failure_of(
+    error: BaseException,
+    renames: Mapping[str, str] | None = None,
+    text_lists: frozenset[str] = frozenset(),
+) -> ToolFailure:
     """The :class:`ToolFailure` for an exception raised by argument validation or a tool.
 
     ``renames`` maps service field names (``at``, ``meta`` …) to the tool's own
     argument names (``captured_at``, ``metadata`` …), prefix by prefix; a whole
     dotted name may be listed too (``place.geohash`` → ``geohash`` where the tool's
-    place is flat).
+    place is flat). ``text_lists``: the tool's arguments that are lists of strings
+    (the fix for one given as text is to send it in a list).
     """
     renames = renames or {}
     if isinstance(error, pydantic.ValidationError):
@@ -186,7 +242,10 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
         if union is not None:  # a time field given a number, named as itself
             return ToolFailure("validation_error", union[1], _field_of(union[0]), error)
         return ToolFailure(
-            "validation_error", _pydantic_message(problem), _field_of(problem["loc"]), error
+            "validation_error",
+            _pydantic_message(problem, text_lists),
+            _field_of(problem["loc"]),
+            error,
         )
     if isinstance(error, ValidationError | ConflictError):
         kind: FailureKind = "validation_error" if isinstance(error, ValidationError) else "conflict"
@@ -248,11 +307,20 @@ def _unlocated(error: StorageError) -> str:
 def unknown_argument(name: str, accepted: frozenset[str]) -> ToolFailure:
     """The failure for an argument the tool does not have."""
     known = ", ".join(sorted(accepted)) or "none"
+    wrapped = (
+        f": send the arguments themselves, not wrapped in {name}"
+        if name in _WRAPPERS and name not in accepted
+        else ""
+    )
     return ToolFailure(
         "unknown_argument",
-        f"is not an argument of this tool (it takes {known})",
+        f"is not an argument of this tool{wrapped} (it takes {known})",
         check.field_name(name),
     )
+
+
+# Names under which frameworks and models wrap a call's arguments ({"input": {...}}).
+_WRAPPERS = frozenset({"input", "arguments", "args", "params", "parameters", "kwargs"})
 
 
 def error_body(failure: ToolFailure) -> dict[str, Any]:
@@ -269,6 +337,24 @@ def error_result(failure: ToolFailure, _call: ToolCall) -> CallToolResult:
         structured_content=body,
         is_error=True,
     )
+
+
+def _text_lists(tool: Tool) -> frozenset[str]:
+    """The arguments of ``tool`` that take a list of strings (``tags``)."""
+    return frozenset(
+        info.alias or name
+        for name, info in tool.fn_metadata.arg_model.model_fields.items()
+        if _is_text_list(info.annotation)
+    )
+
+
+def _is_text_list(annotation: Any) -> bool:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _is_text_list(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return any(_is_text_list(member) for member in get_args(annotation))
+    return origin is list and get_args(annotation) == (str,)
 
 
 class DialectTool(Tool):
@@ -305,7 +391,7 @@ class DialectTool(Tool):
             cause = raised.__cause__
             if cause is None:
                 raise
-            failure = failure_of(cause, self.renames)
+            failure = failure_of(cause, self.renames, _text_lists(self))
             if failure.kind == "internal_error":
                 logger.error("tool %s crashed", self.name, exc_info=cause)
             return self.shape(failure, call)
