@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -167,14 +168,54 @@ def prompt_line(memory: Memory, width: int = 160) -> str:
     if memory.title:
         body = f"{' '.join(memory.title.split())}: {body}"
     if len(body) > width:
-        body = body[: width - 1].rstrip() + "…"
+        body = body[: _cluster_start(body, width - 1)].rstrip() + "…"
     return f"[{when} {label}] {body}"
+
+
+def _joins_previous(character: str) -> bool:
+    """Whether ``character`` belongs to the character before it on screen: a combining
+    mark, a zero-width joiner, a variation selector, an emoji skin tone or tag."""
+    point = ord(character)
+    return (
+        unicodedata.category(character) in ("Mn", "Mc", "Me")
+        or point == 0x200D
+        or 0xFE00 <= point <= 0xFE0F
+        or 0x1F3FB <= point <= 0x1F3FF
+        or 0xE0020 <= point <= 0xE007F
+        or 0xE0100 <= point <= 0xE01EF
+    )
+
+
+def _regional(character: str) -> bool:
+    return 0x1F1E6 <= ord(character) <= 0x1F1FF
+
+
+def _cluster_start(text: str, cut: int) -> int:
+    """``cut``, moved back to the start of the user-perceived character it falls in, so a
+    shortened line never ends in half of one: "é" kept as "e" without its accent, half a
+    flag (one regional indicator), an emoji family cut after a joiner. Where ``text`` up
+    to ``cut`` is one such character (Zalgo text), ``cut`` itself: a line must show
+    something."""
+    position = cut
+    while 0 < position < len(text):
+        if _joins_previous(text[position]) or text[position - 1] == "\u200d":
+            position -= 1
+            continue
+        if _regional(text[position]):
+            paired = 0
+            while position - paired > 0 and _regional(text[position - paired - 1]):
+                paired += 1
+            if paired % 2:
+                position -= 1
+                continue
+        break
+    return position or cut
 
 
 def reminder_line(action: str, why: str, width: int = 160) -> str:
     """A queued reminder's line for an agent's prompt: what to do, and why it is due now."""
     line = f"[reminder] {' '.join(action.split())} ({why})"
-    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+    return line if len(line) <= width else line[: _cluster_start(line, width - 1)].rstrip() + "…"
 
 
 def new_id() -> str:
