@@ -146,9 +146,17 @@ def renamed(error: ValidationError, names: Mapping[str, str]) -> ValidationError
 def namespace(value: str) -> str:
     """A namespace: 1-100 letters, digits or ``._:@/-``."""
     if not isinstance(value, str) or not NAMESPACE_PATTERN.fullmatch(value):
-        raise ValidationError(
-            "namespace", f"must be 1-100 letters, digits or . _ : @ / - (got {shown(value)})"
-        )
+        message = f"must be 1-100 letters, digits or . _ : @ / - (got {shown(value)})"
+        composed = unicodedata.normalize("NFC", value) if isinstance(value, str) else value
+        if composed != value and NAMESPACE_PATTERN.fullmatch(composed):
+            # "café" typed with a combining accent (macOS input) looks like the accepted
+            # "café" in the message: say what differs. Not composed here, as a key or a
+            # tag is: a namespace is a wall, and one spelling must name one.
+            message += (
+                ": it holds a combining mark (decomposed Unicode, NFD); send its composed"
+                " form (NFC)"
+            )
+        raise ValidationError("namespace", message)
     return value
 
 
