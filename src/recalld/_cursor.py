@@ -38,8 +38,8 @@ def cursor_values(cursor: object, refused: ValidationError) -> Any:
         # next_cursor as "" would page through the listing again, for ever.
         raise ValidationError(
             refused.field,
-            "is empty: leave cursor out (or null) for the first page; a page without"
-            " next_cursor is the last",
+            "is empty: leave cursor out (or null) for the first page; a page that"
+            " gives no next cursor is the last",
         )
     if not isinstance(cursor, str) or CURSOR_ALPHABET.fullmatch(cursor) is None:
         raise refused

@@ -14,6 +14,6 @@ def test_http_an_empty_cursor_is_refused_naming_the_first_page(client: TestClien
     error = answer.json()["error"]
     assert error["field"] == "cursor"
     assert error["message"] == (
-        "is empty: leave cursor out (or null) for the first page; a page without"
-        " next_cursor is the last"
+        "is empty: leave cursor out (or null) for the first page; a page that"
+        " gives no next cursor is the last"
     )

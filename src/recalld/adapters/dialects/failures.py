@@ -27,10 +27,9 @@ from __future__ import annotations
 import json
 import logging
 import re
-import types
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal
 
 import pydantic
 from mcp.server.mcpserver.exceptions import ToolError
@@ -40,7 +39,7 @@ from pydantic import Field
 
 from recalld import _validate as check
 from recalld._location import without_location
-from recalld._text import shown
+from recalld._text import MAX_ECHO_CHARS, shown
 from recalld.errors import (
     ConflictError,
     DatabaseBusyError,
@@ -157,10 +156,16 @@ def _pydantic_message(problem: Mapping[str, Any], text_lists: frozenset[str]) ->
         return "is required"
     message = str(problem.get("msg", "is invalid")).removeprefix("Value error, ")
     given = problem.get("input")
-    if isinstance(given, str):
+    if not isinstance(given, str):
+        return message
+    kind = str(problem.get("type"))
+    if kind in _WANTED:
         of_text = len(problem["loc"]) == 1 and problem["loc"][0] in text_lists
-        kind = str(problem.get("type"))
-        return _text_for_type(kind, given, of_text) or _send_unquoted(message, given)
+        return _text_for_type(kind, given, of_text)
+    if message.startswith(_NUMBER_REFUSALS):
+        return _send_unquoted(message, given)
+    # Any other refusal of text (too long, a pattern) is about text: "send 111 as a JSON
+    # number" would be wrong advice for a 300-digit speaker.
     return message
 
 
@@ -176,21 +181,26 @@ _WANTED = {
     "dict_type": "an object (JSON)",
     "model_type": "an object (JSON)",
 }
+# recalld's own refusals of text where a count belongs (model._whole_number,
+# _arguments.whole_in): the fix for "5" is the number 5.
+_NUMBER_REFUSALS = ("must be an integer",)
 
 
-def _text_for_type(kind: str, given: str, of_text: bool) -> str | None:
+def _text_for_type(kind: str, given: str, of_text: bool) -> str:
     """The message for text sent where a list, boolean, number or object belongs (an LLM's
     ``"tags": "work"``, ``"verbose": "true"``, ``"salience": "0.5"``): what the argument
     must be and the exact value to send instead, where one can be told ("Input should be
     a valid list" left a model guessing). The text is never read as that value: ``"a,b"``
     could be one tag or two, and REST and the library refuse text there too. ``of_text``:
     the argument is a list of strings, so the text wrapped in a list is one."""
-    wanted = _WANTED.get(kind)
-    if wanted is None:
-        return None
-    message = f"must be {wanted}, got the text {shown(given)}"
+    message = f"must be {_WANTED[kind]}, got the text {shown(given)}"
     if kind == "list_type" and of_text:
-        return f"{message}: for one item send {json.dumps([given], ensure_ascii=False)}"
+        listed = json.dumps([given], ensure_ascii=False)
+        # The text is repeated whole only while it is short: a 1 MB text sent for tags
+        # would otherwise come back twice over, once cut by shown() and once whole.
+        if len(listed) <= MAX_ECHO_CHARS:
+            return f"{message}: for one item send {listed}"
+        return f'{message}: for one item send it inside a list, ["..."]'
     if kind.startswith("bool") and given.strip().lower() in ("true", "false"):
         return f"{message}: send {given.strip().lower()} without quotes"
     return _send_unquoted(message, given)
@@ -198,14 +208,22 @@ def _text_for_type(kind: str, given: str, of_text: bool) -> str | None:
 
 def _send_unquoted(message: str, given: str) -> str:
     """``message`` (a refusal of the text ``given``) with the fix when the text is a JSON
-    number: send it without quotes."""
+    number: send it without quotes. ``NaN`` and ``Infinity`` are no JSON numbers (Python's
+    json module reads them): no advice to send them."""
     try:
-        number = json.loads(given)
-    except ValueError:
+        number = json.loads(given, parse_constant=_no_constant)
+    except ValueError:  # not JSON, or an integer past Python's 4,300 digits
         return message
-    if isinstance(number, int | float) and not isinstance(number, bool):
-        return f"{message}: send {given.strip()} as a JSON number, without quotes"
-    return message
+    if not isinstance(number, int | float) or isinstance(number, bool):
+        return message
+    written = given.strip()
+    if len(written) > MAX_ECHO_CHARS:
+        return f"{message}: send it as a JSON number, without quotes"
+    return f"{message}: send {written} as a JSON number, without quotes"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _renamed(name: str | None, renames: Mapping[str, str]) -> str | None:
@@ -339,24 +357,6 @@ def error_result(failure: ToolFailure, _call: ToolCall) -> CallToolResult:
     )
 
 
-def _text_lists(tool: Tool) -> frozenset[str]:
-    """The arguments of ``tool`` that take a list of strings (``tags``)."""
-    return frozenset(
-        info.alias or name
-        for name, info in tool.fn_metadata.arg_model.model_fields.items()
-        if _is_text_list(info.annotation)
-    )
-
-
-def _is_text_list(annotation: Any) -> bool:
-    origin = get_origin(annotation)
-    if origin is Annotated:
-        return _is_text_list(get_args(annotation)[0])
-    if origin is Union or origin is types.UnionType:
-        return any(_is_text_list(member) for member in get_args(annotation))
-    return origin is list and get_args(annotation) == (str,)
-
-
 class DialectTool(Tool):
     """An SDK tool whose every failure is answered in its dialect's shape."""
 
@@ -366,6 +366,9 @@ class DialectTool(Tool):
     accepted: frozenset[str] = Field(default_factory=frozenset, exclude=True)
     optional: frozenset[str] = Field(default_factory=frozenset, exclude=True)
     null_is_absent: bool = Field(default=False, exclude=True)
+    # Its arguments that take a list of strings (_arguments.text_lists_of), read once when
+    # the server's tools are built, where an SDK that hides them fails the start.
+    text_lists: frozenset[str] = Field(default_factory=frozenset, exclude=True)
     state_of_context: Callable[[Any], Any] | None = Field(default=None, exclude=True)
 
     async def run(
@@ -391,7 +394,7 @@ class DialectTool(Tool):
             cause = raised.__cause__
             if cause is None:
                 raise
-            failure = failure_of(cause, self.renames, _text_lists(self))
+            failure = failure_of(cause, self.renames, self.text_lists)
             if failure.kind == "internal_error":
                 logger.error("tool %s crashed", self.name, exc_info=cause)
             return self.shape(failure, call)
