@@ -137,6 +137,11 @@ async def test_only_a_json_number_is_offered_as_the_fix(tmp_path: Path) -> None:
         # Text refused for its length is text: no advice to send 201 digits as a number.
         speaker = await _refusal(client, "remember", {"content": "x", "speaker": "1" * 201})
         assert speaker["message"] == "String should have at most 200 characters"
+        # A fraction sent for a count would only be refused again.
+        limit = await _refusal(client, "list", {"limit": "5.5"})
+        assert limit["message"] == "must be an integer from 1 to 100, got '5.5'"
+        seq = await _refusal(client, "get", {"seq": "7.0"})
+        assert seq["message"] == "must be an integer: send 7.0 as a JSON number, without quotes"
         # rover's action is one of its words, not a number.
         action = await call(client, "rover_memory", {"action": "7"})
         assert action.is_error

@@ -163,7 +163,7 @@ def _pydantic_message(problem: Mapping[str, Any], text_lists: frozenset[str]) ->
         of_text = len(problem["loc"]) == 1 and problem["loc"][0] in text_lists
         return _text_for_type(kind, given, of_text)
     if message.startswith(_NUMBER_REFUSALS):
-        return _send_unquoted(message, given)
+        return _send_unquoted(message, given, whole=True)
     # Any other refusal of text (too long, a pattern) is about text: "send 111 as a JSON
     # number" would be wrong advice for a 300-digit speaker.
     return message
@@ -203,18 +203,21 @@ def _text_for_type(kind: str, given: str, of_text: bool) -> str:
         return f'{message}: for one item send it inside a list, ["..."]'
     if kind.startswith("bool") and given.strip().lower() in ("true", "false"):
         return f"{message}: send {given.strip().lower()} without quotes"
-    return _send_unquoted(message, given)
+    return _send_unquoted(message, given, whole=kind.startswith("int"))
 
 
-def _send_unquoted(message: str, given: str) -> str:
+def _send_unquoted(message: str, given: str, *, whole: bool) -> str:
     """``message`` (a refusal of the text ``given``) with the fix when the text is a JSON
-    number: send it without quotes. ``NaN`` and ``Infinity`` are no JSON numbers (Python's
-    json module reads them): no advice to send them."""
+    number (``whole``: an integer, as the argument takes): send it without quotes. ``NaN``
+    and ``Infinity`` are no JSON numbers (Python's json module reads them), and "5.5"
+    sent for a count would only be refused again: no advice to send them."""
     try:
         number = json.loads(given, parse_constant=_no_constant)
     except ValueError:  # not JSON, or an integer past Python's 4,300 digits
         return message
     if not isinstance(number, int | float) or isinstance(number, bool):
+        return message
+    if whole and not (isinstance(number, int) or number.is_integer()):
         return message
     written = given.strip()
     if len(written) > MAX_ECHO_CHARS:
