@@ -33,6 +33,14 @@ def cursor_values(cursor: object, refused: ValidationError) -> Any:
     """The JSON value a cursor written by :func:`cursor_text` holds; ``refused`` is raised
     for anything that is no such text (a character outside the alphabet, padding, bytes
     that are not JSON, JSON nested past the interpreter's depth)."""
+    if cursor == "":
+        # Not read as "the first page": a script that sends the last page's missing
+        # next_cursor as "" would page through the listing again, for ever.
+        raise ValidationError(
+            refused.field,
+            "is empty: leave cursor out (or null) for the first page; a page that"
+            " gives no next cursor is the last",
+        )
     if not isinstance(cursor, str) or CURSOR_ALPHABET.fullmatch(cursor) is None:
         raise refused
     try:

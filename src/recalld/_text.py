@@ -8,6 +8,8 @@ import hashlib
 import re
 from typing import TYPE_CHECKING
 
+import regex
+
 if TYPE_CHECKING:
     from recalld.model import Memory
 
@@ -167,14 +169,46 @@ def prompt_line(memory: Memory, width: int = 160) -> str:
     if memory.title:
         body = f"{' '.join(memory.title.split())}: {body}"
     if len(body) > width:
-        body = body[: width - 1].rstrip() + "…"
+        body = body[: _cluster_start(body, width - 1)].rstrip() + "…"
     return f"[{when} {label}] {body}"
+
+
+def _cluster_start(text: str, cut: int) -> int:
+    """``cut``, moved back to the start of the user-perceived character (extended grapheme
+    cluster, UAX #29, as the ``regex`` package's ``\\X`` finds them) it falls in, so a
+    shortened line never ends in half of one: "é" kept as "e" without its accent, half a
+    flag, an emoji family cut after a joiner, a Devanagari conjunct or a Hangul syllable
+    typed as jamo cut in two. Where ``text`` up to ``cut`` is one such character (Zalgo
+    text), ``cut`` itself: a line must show something."""
+    if text[cut - 1 : cut + 1].isascii() and text[cut - 1 : cut + 1] != "\r\n":
+        return cut  # two ASCII characters other than CR LF always have a boundary between
+    # Clusters are read from the last certain boundary before the cut, not from the start
+    # of the text: \X costs about a microsecond a character.
+    plain = _BEFORE_PLAIN.search(text, 0, cut + 1)
+    start = 0 if plain is None else plain.start() + 1
+    last: int = _ALL_BUT_LAST_CLUSTER.match(text, start, cut + 1).end()
+    return last or cut
+
+
+# A character whose boundary with what precedes it depends on nothing before it, and which
+# no later rule looks back past (not a mark, joiner, regional indicator, emoji, Indic
+# consonant or virama, Hangul jamo, control): preceded by anything but a Prepend character
+# (Arabic number signs …), a cluster starts at it. So does a Hangul syllable that does not
+# follow a leading jamo (Korean written without spaces would otherwise be read whole).
+_PLAIN = r"[\p{Grapheme_Cluster_Break=Other}&&\p{InCB=None}--\p{Extended_Pictographic}]"
+_SYLLABLE = r"[\p{Grapheme_Cluster_Break=LV}\p{Grapheme_Cluster_Break=LVT}]"
+_BEFORE_PLAIN = regex.compile(
+    rf"(?rV1)[^\p{{Grapheme_Cluster_Break=Prepend}}]{_PLAIN}"
+    rf"|[^\p{{Grapheme_Cluster_Break=Prepend}}\p{{Grapheme_Cluster_Break=L}}]{_SYLLABLE}"
+)
+# Every cluster of a text but its last: the match ends where the last one starts.
+_ALL_BUT_LAST_CLUSTER = regex.compile(r"(?:\X(?!\Z))*")
 
 
 def reminder_line(action: str, why: str, width: int = 160) -> str:
     """A queued reminder's line for an agent's prompt: what to do, and why it is due now."""
     line = f"[reminder] {' '.join(action.split())} ({why})"
-    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
+    return line if len(line) <= width else line[: _cluster_start(line, width - 1)].rstrip() + "…"
 
 
 def new_id() -> str:

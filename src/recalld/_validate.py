@@ -147,9 +147,24 @@ def namespace(value: str) -> str:
     """A namespace: 1-100 letters, digits or ``._:@/-``."""
     if not isinstance(value, str) or not NAMESPACE_PATTERN.fullmatch(value):
         raise ValidationError(
-            "namespace", f"must be 1-100 letters, digits or . _ : @ / - (got {shown(value)})"
+            "namespace",
+            f"must be 1-100 letters, digits or . _ : @ / - (got {shown(value)})"
+            + decomposed_note(value, NAMESPACE_PATTERN),
         )
     return value
+
+
+def decomposed_note(value: object, pattern: re.Pattern[str]) -> str:
+    """What to add to the refusal of ``value`` by ``pattern`` when only its combining marks
+    fail it: "café" typed with a combining accent (macOS input) looks like the accepted
+    "café" in the message, so say what differs. Not composed instead, as a key or a tag
+    is: a namespace (and a mem0 id naming one) is a wall, and one spelling must name one."""
+    if not isinstance(value, str):
+        return ""
+    composed = unicodedata.normalize("NFC", value)
+    if composed == value or not pattern.fullmatch(composed):
+        return ""
+    return ": it holds a combining mark (decomposed Unicode, NFD); send its composed form (NFC)"
 
 
 def memory_id(value: str) -> str:

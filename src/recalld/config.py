@@ -614,10 +614,13 @@ class Settings(BaseSettings):
     @classmethod
     def _namespace(cls, value: str) -> str:
         """1-100 letters, digits or ``._:@/-``, as every call's own namespace."""
-        from recalld._validate import NAMESPACE_PATTERN
+        from recalld._validate import NAMESPACE_PATTERN, decomposed_note
 
         if not NAMESPACE_PATTERN.fullmatch(value):
-            raise ValueError("must be 1-100 letters, digits or . _ : @ / -")
+            raise ValueError(
+                "must be 1-100 letters, digits or . _ : @ / -"
+                + decomposed_note(value, NAMESPACE_PATTERN)
+            )
         return value
 
     @field_validator("zone")

@@ -33,7 +33,8 @@ def _checked(value: str, field: str) -> str:
     if not isinstance(value, str) or not _ID.fullmatch(value):
         raise ValidationError(
             field,
-            f"must be 1-{ID_MAX_CHARS} letters, digits or . _ : @ - (got {shown(value)})",
+            f"must be 1-{ID_MAX_CHARS} letters, digits or . _ : @ - (got {shown(value)})"
+            + check.decomposed_note(value, _ID),
         )
     return value
 

@@ -284,13 +284,21 @@ async def test_limit_mcp_null_refused_naming_the_argument(
 @pytest.mark.parametrize(
     ("tool", "arguments", "message"),
     [
-        ("recall", {"query": "Alice", "limit": "5"}, "must be an integer from 1 to 100, got '5'"),
+        (
+            "recall",
+            {"query": "Alice", "limit": "5"},
+            "must be an integer from 1 to 100, got '5': send 5 as a JSON number, without quotes",
+        ),
         ("list", {"limit": True}, "must be an integer from 1 to 100, got True"),
-        ("entities", {"limit": "20"}, "must be an integer from 1 to 100, got '20'"),
+        (
+            "entities",
+            {"limit": "20"},
+            "must be an integer from 1 to 100, got '20': send 20 as a JSON number, without quotes",
+        ),
         (
             "neighbourhood",
             {"entity": "Alice", "depth": "2"},
-            "must be an integer from 1 to 3, got '2'",
+            "must be an integer from 1 to 3, got '2': send 2 as a JSON number, without quotes",
         ),
     ],
 )

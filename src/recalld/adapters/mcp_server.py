@@ -54,7 +54,12 @@ from recalld._version import __version__
 from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, is_loopback
 from recalld.adapters._stdio import run_stdio
 from recalld.adapters.dialects import resolve_dialects
-from recalld.adapters.dialects._arguments import TextKeptMetadata, check_text_kept
+from recalld.adapters.dialects._arguments import (
+    TextKeptMetadata,
+    check_text_kept,
+    check_text_lists,
+    text_lists_of,
+)
 from recalld.adapters.dialects.base import (
     Dialect,
     McpState,
@@ -125,6 +130,7 @@ class _ServiceResource(Resource):
 
 def _tools(dialects: Sequence[Dialect]) -> list[Tool]:
     check_text_kept()
+    check_text_lists()
     tools: list[Tool] = []
     for dialect in dialects:
         wording = dialect.wording
@@ -145,6 +151,7 @@ def _tools(dialects: Sequence[Dialect]) -> list[Tool]:
                 info.alias or name for name, info in fields.items() if not info.is_required()
             )
             tool.null_is_absent = wording.null_is_absent
+            tool.text_lists = text_lists_of(tool.fn_metadata)
             tool.shape = wording.shape
             tool.renames = dict(wording.renames)
             tool.closed = wording.closed

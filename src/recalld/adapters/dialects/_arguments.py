@@ -21,14 +21,22 @@ from collections.abc import Callable
 from typing import Annotated, Any, Literal, Union, cast, get_args, get_origin
 
 from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata, func_metadata
-from pydantic import BeforeValidator
+from pydantic import BeforeValidator, Field
 from pydantic_core import PydanticCustomError
 
 from recalld._text import shown
 from recalld.errors import RecalldError
 from recalld.model import WHOLE_COUNT, WHOLE_NUMBER
 
-__all__ = ["TIME_TEXT", "TextKeptMetadata", "check_text_kept", "takes_text", "whole_in"]
+__all__ = [
+    "TIME_TEXT",
+    "TextKeptMetadata",
+    "check_text_kept",
+    "check_text_lists",
+    "takes_text",
+    "text_lists_of",
+    "whole_in",
+]
 
 
 def takes_text(annotation: Any) -> bool:
@@ -84,6 +92,48 @@ def check_text_kept() -> None:
             "the installed MCP SDK no longer calls FuncMetadata.pre_parse_json, through "
             "which recalld keeps text arguments as sent (an optional text argument "
             '"null" would be read as null): install the mcp release pyproject.toml pins'
+        )
+
+
+def text_lists_of(metadata: FuncMetadata) -> frozenset[str]:
+    """The arguments (as the caller names them) of a tool whose SDK metadata is
+    ``metadata`` that take a list of strings (``tags``): text sent for one is answered
+    "for one item send [...]" (failures._text_for_type)."""
+    return frozenset(
+        info.alias or name
+        for name, info in metadata.arg_model.model_fields.items()
+        if _is_text_list(info.annotation)
+    )
+
+
+def _is_text_list(annotation: Any) -> bool:
+    origin = get_origin(annotation)
+    if origin is Annotated:
+        return _is_text_list(get_args(annotation)[0])
+    if origin is Union or origin is types.UnionType:
+        return any(_is_text_list(member) for member in get_args(annotation))
+    return origin is list and get_args(annotation) == (str,)
+
+
+def _probe_lists(
+    tags: list[str], names: Annotated[list[str] | None, Field(alias="entityNames")] = None
+) -> None:
+    """A tool signature with lists of strings, for :func:`check_text_lists`."""
+
+
+def check_text_lists() -> None:
+    """Refuse an MCP SDK whose tool metadata no longer shows a tool's arguments with their
+    types (``FuncMetadata.arg_model``'s fields) as recalld reads them: text sent for a list
+    would lose its "send [...]" fix without a word."""
+    try:
+        found = text_lists_of(func_metadata(_probe_lists))
+    except AttributeError as missing:
+        found = frozenset({f"none: {missing}"})
+    if found != {"tags", "entityNames"}:
+        raise RecalldError(
+            "the installed MCP SDK no longer describes a tool's arguments as recalld reads "
+            f"them (FuncMetadata.arg_model; found lists of strings {sorted(found)}): "
+            "install the mcp release pyproject.toml pins"
         )
 
 

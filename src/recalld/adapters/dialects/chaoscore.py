@@ -123,7 +123,7 @@ def chaoscore_remember(
     )
     record = _record(memory)
     if response_format == "json":
-        return _text(json.dumps(record))
+        return _text(json.dumps(record, ensure_ascii=False))
     verb = "Saved" if receipt.created else "Updated"
     # The seed's JSON record has no field for it, but an overwrite drops the old value:
     # the words say when its bytes are still in the files, as a forget's do.
@@ -175,7 +175,7 @@ def chaoscore_recall(
         memories = service.recent(filters=filters, limit=limit).memories
     records = [_record(memory) for memory in memories]
     if response_format == "json":
-        return _text(json.dumps(records))
+        return _text(json.dumps(records, ensure_ascii=False))
     if not records:
         return _text("No memories found.")
     noun = "memory" if len(records) == 1 else "memories"
@@ -197,7 +197,7 @@ def chaoscore_forget(
     else:
         forgotten = service.forget(memory.id)
     if response_format == "json":
-        return _text(json.dumps({"key": key, **forgotten.model_dump()}))
+        return _text(json.dumps({"key": key, **forgotten.model_dump()}, ensure_ascii=False))
     if not forgotten.deleted:
         return _text(f"No memory with key `{key}`.")
     if forgotten.scrub == "pending":

@@ -39,6 +39,7 @@ from pydantic import Field
 
 from recalld import _validate as check
 from recalld._location import without_location
+from recalld._text import MAX_ECHO_CHARS, shown
 from recalld.errors import (
     ConflictError,
     DatabaseBusyError,
@@ -150,11 +151,82 @@ def _field_of(location: tuple[int | str, ...]) -> str:
     return "".join(parts) or "arguments"
 
 
-def _pydantic_message(problem: Mapping[str, Any]) -> str:
+def _pydantic_message(problem: Mapping[str, Any], text_lists: frozenset[str]) -> str:
     if problem.get("type") == "missing":
         return "is required"
-    message = str(problem.get("msg", "is invalid"))
-    return message.removeprefix("Value error, ")
+    message = str(problem.get("msg", "is invalid")).removeprefix("Value error, ")
+    given = problem.get("input")
+    if not isinstance(given, str):
+        return message
+    kind = str(problem.get("type"))
+    if kind in _WANTED:
+        of_text = len(problem["loc"]) == 1 and problem["loc"][0] in text_lists
+        return _text_for_type(kind, given, of_text)
+    if message.startswith(_NUMBER_REFUSALS):
+        return _send_unquoted(message, given, whole=True)
+    # Any other refusal of text (too long, a pattern) is about text: "send 111 as a JSON
+    # number" would be wrong advice for a 300-digit speaker.
+    return message
+
+
+# pydantic's error types for a value of the wrong JSON type, as what the argument must be.
+_WANTED = {
+    "list_type": "a list (a JSON array)",
+    "bool_type": "true or false (a JSON boolean)",
+    "bool_parsing": "true or false (a JSON boolean)",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "int_type": "an integer",
+    "int_parsing": "an integer",
+    "dict_type": "an object (JSON)",
+    "model_type": "an object (JSON)",
+}
+# recalld's own refusals of text where a count belongs (model._whole_number,
+# _arguments.whole_in): the fix for "5" is the number 5.
+_NUMBER_REFUSALS = ("must be an integer",)
+
+
+def _text_for_type(kind: str, given: str, of_text: bool) -> str:
+    """The message for text sent where a list, boolean, number or object belongs (an LLM's
+    ``"tags": "work"``, ``"verbose": "true"``, ``"salience": "0.5"``): what the argument
+    must be and the exact value to send instead, where one can be told ("Input should be
+    a valid list" left a model guessing). The text is never read as that value: ``"a,b"``
+    could be one tag or two, and REST and the library refuse text there too. ``of_text``:
+    the argument is a list of strings, so the text wrapped in a list is one."""
+    message = f"must be {_WANTED[kind]}, got the text {shown(given)}"
+    if kind == "list_type" and of_text:
+        listed = json.dumps([given], ensure_ascii=False)
+        # The text is repeated whole only while it is short: a 1 MB text sent for tags
+        # would otherwise come back twice over, once cut by shown() and once whole.
+        if len(listed) <= MAX_ECHO_CHARS:
+            return f"{message}: for one item send {listed}"
+        return f'{message}: for one item send it inside a list, ["..."]'
+    if kind.startswith("bool") and given.strip().lower() in ("true", "false"):
+        return f"{message}: send {given.strip().lower()} without quotes"
+    return _send_unquoted(message, given, whole=kind.startswith("int"))
+
+
+def _send_unquoted(message: str, given: str, *, whole: bool) -> str:
+    """``message`` (a refusal of the text ``given``) with the fix when the text is a JSON
+    number (``whole``: an integer, as the argument takes): send it without quotes. ``NaN``
+    and ``Infinity`` are no JSON numbers (Python's json module reads them), and "5.5"
+    sent for a count would only be refused again: no advice to send them."""
+    try:
+        number = json.loads(given, parse_constant=_no_constant)
+    except ValueError:  # not JSON, or an integer past Python's 4,300 digits
+        return message
+    if not isinstance(number, int | float) or isinstance(number, bool):
+        return message
+    if whole and not (isinstance(number, int) or number.is_integer()):
+        return message
+    written = given.strip()
+    if len(written) > MAX_ECHO_CHARS:
+        return f"{message}: send it as a JSON number, without quotes"
+    return f"{message}: send {written} as a JSON number, without quotes"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def _renamed(name: str | None, renames: Mapping[str, str]) -> str | None:
@@ -171,13 +243,18 @@ def _renamed(name: str | None, renames: Mapping[str, str]) -> str | None:
     return renames.get(head, head) + dot + rest
 
 
-def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -> ToolFailure:
+def failure_of(
+    error: BaseException,
+    renames: Mapping[str, str] | None = None,
+    text_lists: frozenset[str] = frozenset(),
+) -> ToolFailure:
     """The :class:`ToolFailure` for an exception raised by argument validation or a tool.
 
     ``renames`` maps service field names (``at``, ``meta`` …) to the tool's own
     argument names (``captured_at``, ``metadata`` …), prefix by prefix; a whole
     dotted name may be listed too (``place.geohash`` → ``geohash`` where the tool's
-    place is flat).
+    place is flat). ``text_lists``: the tool's arguments that are lists of strings
+    (the fix for one given as text is to send it in a list).
     """
     renames = renames or {}
     if isinstance(error, pydantic.ValidationError):
@@ -186,7 +263,10 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
         if union is not None:  # a time field given a number, named as itself
             return ToolFailure("validation_error", union[1], _field_of(union[0]), error)
         return ToolFailure(
-            "validation_error", _pydantic_message(problem), _field_of(problem["loc"]), error
+            "validation_error",
+            _pydantic_message(problem, text_lists),
+            _field_of(problem["loc"]),
+            error,
         )
     if isinstance(error, ValidationError | ConflictError):
         kind: FailureKind = "validation_error" if isinstance(error, ValidationError) else "conflict"
@@ -248,11 +328,20 @@ def _unlocated(error: StorageError) -> str:
 def unknown_argument(name: str, accepted: frozenset[str]) -> ToolFailure:
     """The failure for an argument the tool does not have."""
     known = ", ".join(sorted(accepted)) or "none"
+    wrapped = (
+        f": send the arguments themselves, not wrapped in {name}"
+        if name in _WRAPPERS and name not in accepted
+        else ""
+    )
     return ToolFailure(
         "unknown_argument",
-        f"is not an argument of this tool (it takes {known})",
+        f"is not an argument of this tool{wrapped} (it takes {known})",
         check.field_name(name),
     )
+
+
+# Names under which frameworks and models wrap a call's arguments ({"input": {...}}).
+_WRAPPERS = frozenset({"input", "arguments", "args", "params", "parameters", "kwargs"})
 
 
 def error_body(failure: ToolFailure) -> dict[str, Any]:
@@ -280,6 +369,9 @@ class DialectTool(Tool):
     accepted: frozenset[str] = Field(default_factory=frozenset, exclude=True)
     optional: frozenset[str] = Field(default_factory=frozenset, exclude=True)
     null_is_absent: bool = Field(default=False, exclude=True)
+    # Its arguments that take a list of strings (_arguments.text_lists_of), read once when
+    # the server's tools are built, where an SDK that hides them fails the start.
+    text_lists: frozenset[str] = Field(default_factory=frozenset, exclude=True)
     state_of_context: Callable[[Any], Any] | None = Field(default=None, exclude=True)
 
     async def run(
@@ -305,7 +397,7 @@ class DialectTool(Tool):
             cause = raised.__cause__
             if cause is None:
                 raise
-            failure = failure_of(cause, self.renames)
+            failure = failure_of(cause, self.renames, self.text_lists)
             if failure.kind == "internal_error":
                 logger.error("tool %s crashed", self.name, exc_info=cause)
             return self.shape(failure, call)

@@ -125,6 +125,16 @@ Namespace = Annotated[str | None, Field(description="default: the server's")]
 UserId = Annotated[str | None, Field(description="mem0 scope: namespace user:<id>")]
 AgentId = Annotated[str | None, Field(description="mem0 scope: namespace agent:<id>")]
 Verbose = Annotated[StrictBool, Field(description="all fields")]
+# An LLM picks arguments by their descriptions (and Gemini's and OpenAI's converters pass
+# nothing else on): every argument says what it is.
+Kind = Annotated[str | None, Field(description="only this kind (note, reference, kv …)")]
+Category = Annotated[
+    str | None, Field(description="only this category (fact, preference, hazard …)")
+]
+TagsAny = Annotated[list[str] | None, Field(description="only memories with any of these tags")]
+TagsAll = Annotated[list[str] | None, Field(description="only memories with all of these tags")]
+Tags = Annotated[list[str], Field(description="labels to filter by later")]
+Meta = Annotated[dict[str, Any] | None, Field(description="your own JSON fields, kept as given")]
 MinScore = Annotated[
     StrictFloat | None,
     Field(ge=0, le=1, description="only hits scoring at least this (default: the server's)"),
@@ -230,7 +240,7 @@ def remember(
     title: Annotated[str | None, Field(description="a short label")] = None,
     kind: Annotated[str, Field(description="note, reference, kv …")] = "note",
     category: Annotated[str | None, Field(description="fact, preference, hazard …")] = None,
-    tags: list[str] = [],  # noqa: B006
+    tags: Tags = [],  # noqa: B006
     salience: Annotated[
         StrictFloat | None, Field(ge=0, le=1, description="importance"), SALIENCE_RANGE
     ] = None,
@@ -241,7 +251,7 @@ def remember(
     place: Annotated[
         dict[str, Any] | None, Field(description='{"lat", "lon"} or {"geohash"}')
     ] = None,
-    meta: dict[str, Any] | None = None,
+    meta: Meta = None,
     id: Annotated[str | None, Field(description="your own id for it")] = None,
     verbose: Verbose = False,
     namespace: Namespace = None,
@@ -273,11 +283,11 @@ def recall(
     ctx: Context,
     query: Annotated[str, Field(description="what to look for")],
     limit: SearchLimit = None,
-    kind: str | None = None,
-    category: str | None = None,
+    kind: Kind = None,
+    category: Category = None,
     speaker: Annotated[str | None, Field(description="only what they said")] = None,
-    tags_any: list[str] | None = None,
-    tags_all: list[str] | None = None,
+    tags_any: TagsAny = None,
+    tags_all: TagsAll = None,
     since: Annotated[str | None, Field(description="at >= this time"), TIME_TEXT] = None,
     until: Annotated[str | None, Field(description="at < this time"), TIME_TEXT] = None,
     min_score: MinScore = None,
@@ -300,11 +310,11 @@ def explain(
     query: Annotated[str, Field(description="the recall query to explain")],
     id: Annotated[str, Field(description="the memory expected (or not) among the hits")],
     limit: SearchLimit = None,
-    kind: str | None = None,
-    category: str | None = None,
+    kind: Kind = None,
+    category: Category = None,
     speaker: Annotated[str | None, Field(description="only what they said")] = None,
-    tags_any: list[str] | None = None,
-    tags_all: list[str] | None = None,
+    tags_any: TagsAny = None,
+    tags_all: TagsAll = None,
     since: Annotated[str | None, Field(description="at >= this time"), TIME_TEXT] = None,
     until: Annotated[str | None, Field(description="at < this time"), TIME_TEXT] = None,
     min_score: MinScore = None,
@@ -323,9 +333,9 @@ def explain(
 
 def get(
     ctx: Context,
-    id: str | None = None,
-    key: str | None = None,
-    seq: Annotated[int | None, WHOLE_NUMBER] = None,
+    id: Annotated[str | None, Field(description="the memory's id")] = None,
+    key: Annotated[str | None, Field(description="the key it was remembered under")] = None,
+    seq: Annotated[int | None, Field(description="its sequence number"), WHOLE_NUMBER] = None,
     verbose: Verbose = False,
     namespace: Namespace = None,
     user_id: UserId = None,
@@ -339,18 +349,22 @@ def get(
 def update(
     ctx: Context,
     id: Annotated[str, Field(description="the memory to change")],
-    content: str | None = None,
-    title: str | None = None,
-    kind: str | None = None,
-    category: str | None = None,
-    tags: list[str] | None = None,
-    salience: Annotated[StrictFloat | None, Field(ge=0, le=1), SALIENCE_RANGE] = None,
-    source: str | None = None,
-    speaker: Annotated[str | None, Field(max_length=200)] = None,
-    at: Annotated[str | None, TIME_TEXT] = None,
-    ttl_seconds: TtlSeconds | None = None,
-    place: dict[str, Any] | None = None,
-    meta: dict[str, Any] | None = None,
+    content: Annotated[str | None, Field(description="the new text")] = None,
+    title: Annotated[str | None, Field(description="a short label")] = None,
+    kind: Annotated[str | None, Field(description="note, reference, kv …")] = None,
+    category: Annotated[str | None, Field(description="fact, preference, hazard …")] = None,
+    tags: Annotated[list[str] | None, Field(description="replace all its tags")] = None,
+    salience: Annotated[
+        StrictFloat | None, Field(ge=0, le=1, description="importance"), SALIENCE_RANGE
+    ] = None,
+    source: Annotated[str | None, Field(description="URI of the evidence")] = None,
+    speaker: Annotated[str | None, Field(max_length=200, description="who said it")] = None,
+    at: Annotated[str | None, Field(description="when it happened, ISO 8601"), TIME_TEXT] = None,
+    ttl_seconds: Annotated[TtlSeconds | None, Field(description="expire after")] = None,
+    place: Annotated[
+        dict[str, Any] | None, Field(description='{"lat", "lon"} or {"geohash"}')
+    ] = None,
+    meta: Meta = None,
     clear: Annotated[
         list[Clearable] | None,
         Field(
@@ -405,13 +419,13 @@ def list_memories(
     ctx: Context,
     limit: PageLimit = None,
     cursor: Annotated[str | None, Field(description="next_cursor of the last page")] = None,
-    kind: str | None = None,
-    category: str | None = None,
+    kind: Kind = None,
+    category: Category = None,
     speaker: Annotated[str | None, Field(description="only what they said")] = None,
-    tags_any: list[str] | None = None,
-    tags_all: list[str] | None = None,
-    since: Annotated[str | None, TIME_TEXT] = None,
-    until: Annotated[str | None, TIME_TEXT] = None,
+    tags_any: TagsAny = None,
+    tags_all: TagsAll = None,
+    since: Annotated[str | None, Field(description="at >= this time"), TIME_TEXT] = None,
+    until: Annotated[str | None, Field(description="at < this time"), TIME_TEXT] = None,
     verbose: Verbose = False,
     namespace: Namespace = None,
     user_id: UserId = None,
@@ -515,11 +529,11 @@ def remember_conversation(
             " only the latest messages, or a window would be another conversation"
         ),
     ] = None,
-    title: str | None = None,
+    title: Annotated[str | None, Field(description="a short label")] = None,
     at: Annotated[str | None, Field(description="when, for messages without at"), TIME_TEXT] = None,
-    tags: list[str] = [],  # noqa: B006
-    include_system: StrictBool = False,
-    include_tools: StrictBool = False,
+    tags: Tags = [],  # noqa: B006
+    include_system: Annotated[StrictBool, Field(description="store system messages too")] = False,
+    include_tools: Annotated[StrictBool, Field(description="store tool messages too")] = False,
     verbose: Verbose = False,
     namespace: Namespace = None,
     user_id: UserId = None,

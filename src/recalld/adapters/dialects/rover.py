@@ -104,7 +104,7 @@ def _row(memory: Memory) -> dict[str, Any]:
 def _envelope(status: str, text: str) -> CallToolResult:
     body = {"status": status, "content": [{"text": text}]}
     return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(body))],
+        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
         structured_content=body,
         is_error=status != "success",
     )
@@ -116,7 +116,9 @@ def _error(failure: ToolFailure, _call: ToolCall) -> CallToolResult:
 
 
 def _rows_text(label: str, memories: list[Memory]) -> str:
-    return f"{label} ({len(memories)}):\n" + json.dumps([_row(m) for m in memories], indent=1)
+    return f"{label} ({len(memories)}):\n" + json.dumps(
+        [_row(m) for m in memories], indent=1, ensure_ascii=False
+    )
 
 
 def _tags(text: str) -> list[str]:
@@ -208,8 +210,11 @@ def rover_memory(
         if receipt.status == "duplicate":
             # The same text is already stored: say so, and which memory it is.
             heading = f"Already remembered as memory {memory.seq} (duplicate; nothing stored):\n"
-            return _envelope("success", heading + json.dumps(_row(memory)))
-        return _envelope("success", f"Remembered memory {memory.seq}:\n" + json.dumps(_row(memory)))
+            return _envelope("success", heading + json.dumps(_row(memory), ensure_ascii=False))
+        return _envelope(
+            "success",
+            f"Remembered memory {memory.seq}:\n" + json.dumps(_row(memory), ensure_ascii=False),
+        )
     if action in ("recall", "search"):
         if not query.strip():
             raise ValidationError("query", f"is required for {action}")
@@ -247,7 +252,10 @@ def rover_memory(
                 "give at least one of title, content, category, tags, importance or meta to change",
             )
         updated = service.update(memory.id, **changes)
-        return _envelope("success", f"Updated memory {updated.seq}:\n" + json.dumps(_row(updated)))
+        return _envelope(
+            "success",
+            f"Updated memory {updated.seq}:\n" + json.dumps(_row(updated), ensure_ascii=False),
+        )
     if action == "forget":
         memory = _by_seq(service, memory_id)
         forgotten = service.forget(memory.id)
@@ -265,7 +273,7 @@ def rover_memory(
         "fts": stats.fts,
         "search_backend": stats.search_backend,
     }
-    return _envelope("success", json.dumps(body))
+    return _envelope("success", json.dumps(body, ensure_ascii=False))
 
 
 DIALECT = Dialect(
