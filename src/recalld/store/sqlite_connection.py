@@ -222,6 +222,7 @@ class SQLiteDatabase:
         self._opener.check()
         if self._closed:
             raise StorageError("the store is closed")
+        self._check_still_there()
         connection: apsw.Connection | None = getattr(self._local, "connection", None)
         if connection is None:
             try:
@@ -471,6 +472,23 @@ class SQLiteDatabase:
         except OSError:
             return None
         return (found.st_dev, found.st_ino)
+
+    def _check_still_there(self) -> None:
+        """Refuse every operation, a read too, once the path no longer names the file this
+        process opened (see :meth:`_check_same_file`).
+
+        Only writes were refused: after a backup was restored under a running server, it
+        went on answering every search, recall and listing from the moved (or deleted)
+        file, for as long as it ran, while each new process read the restored one: the
+        restore looked as if it had not worked, and what it was meant to take away was
+        still recalled (adversarial pass c68). A ``stat``, about a microsecond."""
+        if self._identity is not None and self._file_identity() != self._identity:
+            raise StorageError(
+                f"{self.path} was moved, deleted or replaced while this process had it open"
+                " (a backup restored while recalld ran?): nothing was read or written, as"
+                " this process still has the old file. Stop every recalld process using it"
+                " and start them again"
+            )
 
     def _check_same_file(self) -> None:
         """Refuse a write once the path no longer names the file this process opened.
