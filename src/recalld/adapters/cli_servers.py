@@ -493,7 +493,8 @@ def _schedule_only(until_idle: bool, reminders: int, as_json: bool) -> None:
 @pass_state
 def status_command(state: _State, all_namespaces: bool, as_json: bool) -> None:
     """Indexing health: queue by state, embeddings per model, failures, workers, index."""
-    memory = state.memory()
+    # On a --db that does not exist: an empty database's health, and none is created.
+    memory = state.memory(existing=True, reports_settings=True)
     result = memory.status(memory.namespaces() if all_namespaces else None)
     if as_json:
         _print_json(result)
