@@ -395,6 +395,9 @@ def worker_command(
                     report = worker.report
         except KeyboardInterrupt:
             report = worker.report
+    if worker.stopped_by is not None:
+        # Exit 1: a supervisor starting it again opens the file there now.
+        raise worker.stopped_by
     result = {
         "worker": worker.id,
         "reminders": reminders,

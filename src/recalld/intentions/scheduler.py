@@ -19,7 +19,7 @@ from datetime import datetime
 
 from recalld._time import Clock
 from recalld.config import Settings
-from recalld.errors import RecalldError
+from recalld.errors import DatabaseReplacedError, RecalldError
 from recalld.recollection.cue import Recollection
 
 __all__ = ["Scheduler"]
@@ -79,6 +79,11 @@ class Scheduler:
             try:
                 self.step()
                 delay = self.wait_seconds(self._clock())
+            except DatabaseReplacedError as error:
+                # Nothing works again in this process (it holds the old file): it failed
+                # every poll for as long as it ran. Said once, and the thread ends.
+                logger.error("intention scheduler stopped: %s", error)
+                return
             except RecalldError as error:
                 # The database may be briefly unavailable; the thread must outlive it.
                 logger.warning("intention scheduler step failed: %s", error)

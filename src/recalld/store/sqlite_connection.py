@@ -26,7 +26,12 @@ from typing import Any, TypeVar
 
 import apsw
 
-from recalld.errors import DatabaseLockedError, DiskFullError, StorageError
+from recalld.errors import (
+    DatabaseLockedError,
+    DatabaseReplacedError,
+    DiskFullError,
+    StorageError,
+)
 from recalld.store.process import OpeningProcess
 
 __all__ = [
@@ -483,7 +488,7 @@ class SQLiteDatabase:
         restore looked as if it had not worked, and what it was meant to take away was
         still recalled (adversarial pass c68). A ``stat``, about a microsecond."""
         if self._identity is not None and self._file_identity() != self._identity:
-            raise StorageError(
+            raise DatabaseReplacedError(
                 f"{self.path} was moved, deleted or replaced while this process had it open"
                 " (a backup restored while recalld ran?): nothing was read or written, as"
                 " this process still has the old file. Stop every recalld process using it"
@@ -501,7 +506,7 @@ class SQLiteDatabase:
         if self._identity is None:
             return
         if self._file_identity() != self._identity:
-            raise StorageError(
+            raise DatabaseReplacedError(
                 f"{self.path} was moved, deleted or replaced while this process had it open"
                 " (a backup restored while recalld ran?): nothing was written, as it would"
                 " have gone to the old file. Stop every recalld process using it and start"
@@ -571,7 +576,7 @@ class SQLiteDatabase:
         """Raise :class:`StorageError` once :meth:`logs_replaced`: a write, or a checkpoint
         of the log this process still holds, would write over what others wrote since."""
         if self.logs_replaced():
-            raise StorageError(
+            raise DatabaseReplacedError(
                 f"{self.path}-wal or -shm was deleted or replaced while this process had the"
                 " database open: a write now would reach no other process and could undo"
                 " theirs, so nothing was written. Stop every recalld process using it and"
