@@ -85,6 +85,8 @@ def test_a_reminder_scheduler_stops_once_its_database_was_replaced(
         if alive:
             scheduler.stop(THREAD_END_SECONDS)
     assert not alive, "the scheduler went on after its database was replaced"
+    assert scheduler.gave_up.is_set()
+    assert isinstance(scheduler.stopped_by, DatabaseReplacedError)
     said = [record for record in caplog.records if "moved, deleted or replaced" in record.message]
     assert [record.levelno for record in said] == [logging.ERROR]
 
@@ -101,6 +103,26 @@ def test_recalld_worker_exits_1_once_its_worker_stopped_on_a_replaced_database(
 
     monkeypatch.setattr(Worker, "run_forever", stopped_on_a_replaced_file)
     monkeypatch.setenv("RECALLD_EMBEDDER", "hashing")
+    monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
+    monkeypatch.setattr("sys.argv", ["recalld", "--db", str(tmp_path / "m.db"), "worker"])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 1
+    assert "moved, deleted or replaced" in capsys.readouterr().err
+
+
+def test_recalld_worker_with_only_a_scheduler_exits_1_once_it_stopped_on_a_replaced_database(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # No embedder nor extractor: `recalld worker` only waits while its scheduler runs.
+    from recalld.adapters.cli import main
+
+    def stopped_on_a_replaced_file(scheduler: Scheduler) -> None:
+        scheduler.stopped_by = DatabaseReplacedError("live.db was moved, deleted or replaced")
+        scheduler.gave_up.set()
+
+    monkeypatch.setattr(Scheduler, "run_forever", stopped_on_a_replaced_file)
+    monkeypatch.setenv("RECALLD_EMBEDDER", "none")
     monkeypatch.setenv("RECALLD_GRAPH_EXTRACTOR", "none")
     monkeypatch.setattr("sys.argv", ["recalld", "--db", str(tmp_path / "m.db"), "worker"])
     with pytest.raises(SystemExit) as exited:

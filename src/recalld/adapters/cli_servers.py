@@ -378,7 +378,7 @@ def worker_command(
     service = state.memory()
     reminders = len(service.intentions.run_due()) if until_idle else 0
     if service.embedder is None and service.indexing.extractor is None:
-        _schedule_only(until_idle, reminders, as_json)
+        _schedule_only(service, until_idle, reminders, as_json)
         return
     worker = service.new_worker()
     if retry_failed:
@@ -474,15 +474,20 @@ class _WorkerProgress:
         self._bar.update(self._task, completed=done, total=max(self._total, 1))
 
 
-def _schedule_only(until_idle: bool, reminders: int, as_json: bool) -> None:
+def _schedule_only(service: MemoryService, until_idle: bool, reminders: int, as_json: bool) -> None:
     """``recalld worker`` with no embedder nor extractor: only the intention scheduler runs."""
+    scheduler = service.intentions.scheduler
     if not until_idle:
-        stopped = threading.Event()
+        gave_up = threading.Event() if scheduler is None else scheduler.gave_up
         try:
-            while not stopped.wait(3600):
-                pass  # the scheduler thread does the work; this thread waits for ^C
+            # The scheduler thread does the work; this thread waits for ^C, or for the
+            # scheduler to give up on a database replaced under it (then exit 1).
+            while not gave_up.wait(3600):
+                pass
         except KeyboardInterrupt:
             pass
+        if scheduler is not None and scheduler.stopped_by is not None:
+            raise scheduler.stopped_by
     result = {"reminders": reminders, "processed": 0}
     if as_json:
         _print_json(result)
