@@ -131,6 +131,14 @@ class DatabaseReplacedError(StorageError):
     it rather than fail every second for as long as the process runs.
     """
 
+    #: What a server tells its clients (REST, MCP): only a restart helps, and the message
+    #: names the file, which stays in the server's log (review of pass c68).
+    told = (
+        "the database file was moved, deleted or replaced while this server had it open (a"
+        " backup restored under it?): nothing was read or written, as the server still holds"
+        " the old file; restart the server to open the one there now"
+    )
+
 
 class DatabaseBusyError(StorageError):
     """The database server answers, but did not do the work in time: a lock another

@@ -95,6 +95,7 @@ from recalld.errors import (
     DatabaseBusyError,
     DatabaseLockedError,
     DatabaseReadOnlyError,
+    DatabaseReplacedError,
     DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
@@ -260,7 +261,8 @@ def _recalld_error(request: Request, error: Exception) -> JSONResponse:
         return _error(503, "database_read_only", message, headers=READ_ONLY_HEADERS)
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
-        message = stopped_import_told(error, STORAGE_CAUSE) or STORAGE_MESSAGE
+        said = error.told if isinstance(error, DatabaseReplacedError) else STORAGE_MESSAGE
+        message = stopped_import_told(error, STORAGE_CAUSE) or said
         return _error(503, "storage_error", message)
     if isinstance(error, EmbeddingError):
         logger.error("embedding error: %s", error)
@@ -437,7 +439,9 @@ class _Authentication:
                 kind, retry = "database_busy", UNAVAILABLE_HEADERS
             elif isinstance(error, DatabaseReadOnlyError):
                 kind, retry = "database_read_only", READ_ONLY_HEADERS
-            refusal = _refusal(scope, 503, kind, "the token store is unavailable", headers=retry)
+            replaced = isinstance(error, DatabaseReplacedError)  # not "the token store"'s fault
+            said = DatabaseReplacedError.told if replaced else "the token store is unavailable"
+            refusal = _refusal(scope, 503, kind, said, headers=retry)
             await refusal(scope, receive, send)
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
