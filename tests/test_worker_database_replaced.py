@@ -129,3 +129,26 @@ def test_recalld_worker_with_only_a_scheduler_exits_1_once_it_stopped_on_a_repla
         main()
     assert exited.value.code == 1
     assert "moved, deleted or replaced" in capsys.readouterr().err
+
+
+def test_the_scrubber_stops_once_its_database_was_replaced(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A server's third background thread (review of pass c68): it logged "could not check
+    # for pending scrubs ... moved, deleted or replaced" every second for as long as it ran.
+    db = tmp_path / "live.db"
+    settings = Settings(db=db, embedder="none", graph_extractor="none", scrub_poll_seconds=0.01)
+    with MemoryService.open(settings) as service:
+        scrubber = service.scrubber
+        _restore_under(db, tmp_path)
+        with caplog.at_level(logging.WARNING, logger="recalld"):
+            scrubber.watch()
+            runner = scrubber._thread
+            assert runner is not None
+            runner.join(THREAD_END_SECONDS)
+            alive = runner.is_alive()
+        assert not alive, "the scrubber went on after its database was replaced"
+        said = [
+            record for record in caplog.records if "moved, deleted or replaced" in record.message
+        ]
+        assert [record.levelno for record in said] == [logging.ERROR]
