@@ -6,6 +6,7 @@ said "the token store is unavailable"), and as an MCP tool error, without the fi
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 from pathlib import Path
@@ -76,3 +77,31 @@ async def test_an_mcp_tool_says_the_database_was_replaced_and_to_restart(tmp_pat
     assert SAID in error["message"], error
     assert "restart" in error["message"]
     assert str(tmp_path) not in text(result)
+
+
+@pytest.mark.anyio
+async def test_the_resource_watcher_stops_once_the_database_was_replaced(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # It logged "could not check memory://core for changes ... replaced" every 0.25 s for
+    # as long as the server ran (for ever over stdio, which does not exit on it).
+    import anyio
+    from mcp.server.subscriptions import InMemorySubscriptionBus
+
+    from recalld.adapters.dialects.base import McpState, ResourceSpec
+    from recalld.adapters.mcp_server import _watch
+    from recalld.errors import DatabaseReplacedError
+
+    def replaced(_service: MemoryService) -> int:
+        raise DatabaseReplacedError("live.db was moved, deleted or replaced")
+
+    spec = ResourceSpec("memory://core", "core", "core", lambda _service: "", replaced)
+    settings = Settings(db=tmp_path / "m.db", embedder="none")
+    with (
+        MemoryService.open(settings) as service,
+        caplog.at_level(logging.WARNING, logger="recalld"),
+        anyio.fail_after(60),
+    ):
+        await _watch([spec], McpState(service), InMemorySubscriptionBus())
+    said = [record for record in caplog.records if "moved, deleted or replaced" in record.message]
+    assert [record.levelno for record in said] == [logging.ERROR]

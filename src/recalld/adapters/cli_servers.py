@@ -69,6 +69,7 @@ def mcp_command(
 ) -> None:
     """Serve recalld as an MCP server (stdio by default; logs go to stderr)."""
     from recalld.adapters._network import base_url, check_listen, free_port
+    from recalld.adapters.http_shutdown import exit_if_replaced
     from recalld.adapters.mcp_server import build_server, check_http_host, run_server
     from recalld.service import MemoryService
 
@@ -101,6 +102,7 @@ def mcp_command(
     # the client only saw the server go away); the server's lifespan takes this one.
     opened: list[MemoryService] = []
     opened.append(open_service())
+    scheduler = opened[0].intentions.scheduler  # let go of when the service closes
     if transport == "http":
         # stdout is the protocol's only over stdio; over HTTP say where the endpoint is.
         click.echo(
@@ -109,11 +111,16 @@ def mcp_command(
         )
     try:
         run_server(
-            server, transport="http" if transport == "http" else "stdio", host=host, port=port
+            server,
+            transport="http" if transport == "http" else "stdio",
+            host=host,
+            port=port,
+            stop_on=None if scheduler is None else scheduler.gave_up,
         )
     finally:
         for service in opened:  # the server stopped before its lifespan took it
             service.close()
+    exit_if_replaced(scheduler)  # exit 1, as `recalld worker` does (review of pass c68)
 
 
 def _dialect_names(values: Sequence[str], option: str) -> list[str]:
@@ -179,6 +186,7 @@ def serve_command(
     """
     from recalld.adapters._network import check_listen, free_port
     from recalld.adapters.http_api import check_bind, mcp_mount, serve
+    from recalld.adapters.http_shutdown import exit_if_replaced
     from recalld.errors import ValidationError
     from recalld.tokens import TokenRegistry
 
@@ -210,7 +218,9 @@ def serve_command(
     mount = mcp_mount(service, settings, names)
     for line in banner(service, settings, names):
         click.echo(line, err=True)
+    scheduler = service.intentions.scheduler  # let go of when the service closes
     serve(service, settings, log_level=log_level, extra_mounts=[mount])
+    exit_if_replaced(scheduler)  # exit 1: a supervisor starts it on the restored file
 
 
 def banner(service: MemoryService, settings: Settings, dialects: Sequence[str]) -> list[str]:

@@ -84,7 +84,7 @@ from recalld.adapters.http_models import BodyFieldError, cap_request_counts
 from recalld.adapters.http_origin import foreign_page
 from recalld.adapters.http_paths import route_methods
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
-from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
+from recalld.adapters.http_shutdown import AnswerInFlight, answering_server, replaced_under
 from recalld.adapters.http_streams import StreamCut, cut_when_revoked, end_when_revoked
 from recalld.adapters.http_token_share import TokenShare
 from recalld.adapters.http_web import SecurityHeaders, is_public_asset, mount_browser
@@ -791,7 +791,8 @@ def serve(
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         http=BoundedRequestHead,  # no connection is held without a request (http_connections)
     )
-    server = answering_server(config, answering)  # configures uvicorn's loggers
+    # Configures uvicorn's loggers; stops (its caller exits 1) once the file was replaced.
+    server = answering_server(config, answering, stop_on=replaced_under(service))
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(found, RedactSecrets) for found in access.filters):
         access.addFilter(RedactSecrets())

@@ -19,6 +19,7 @@ does not serve, so it is registered on the low-level server here.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
 from typing import Any, Literal, cast
@@ -67,7 +68,7 @@ from recalld.adapters.http_connections import BoundedRequestHead
 from recalld.adapters.http_mcp_sessions import SESSIONS_PER_TOKEN, limit_sessions_per_token
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
-from recalld.errors import RecalldError, ValidationError
+from recalld.errors import DatabaseReplacedError, RecalldError, ValidationError
 from recalld.service import MemoryService
 from recalld.tokens import CALLER_STATE_KEY, Caller
 
@@ -225,6 +226,11 @@ async def _watch(
             assert spec.version is not None
             try:
                 version = await anyio.to_thread.run_sync(spec.version, state.service)
+            except DatabaseReplacedError as error:
+                # Nothing changes again in this process (it holds the old file): it warned
+                # every 0.25 s for as long as it ran. Said once (review of pass c68).
+                logger.error("stopped watching resources for changes: %s", error)
+                return
             except RecalldError as error:
                 logger.warning("could not check %s for changes: %s", spec.uri, error)
                 continue
@@ -565,8 +571,12 @@ def run_server(
     transport: Literal["stdio", "http"],
     host: str = "127.0.0.1",
     port: int = 8766,
+    stop_on: threading.Event | None = None,
 ) -> None:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP).
+
+    Over HTTP, ``stop_on`` set stops it as SIGTERM does (see ``answering_server``); over
+    stdio the client keeps its server, whose tools say to restart it.
 
     Either way a stop is clean: SIGTERM (and, on stdio, the client closing the
     pipe first) ends the server through its lifespan, so the service is closed
@@ -593,4 +603,4 @@ def run_server(
         http=BoundedRequestHead,  # no connection is held without a request (http_connections)
     )
     # uvicorn stops gracefully on SIGTERM, which ends the lifespan (and closes the service).
-    anyio.run(answering_server(config, answering).serve)
+    anyio.run(answering_server(config, answering, stop_on=stop_on).serve)
