@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from recalld import RecalldError, Settings, ValidationError
+from recalld.config import InvalidSettingsError
 
 
 def test_an_assignment_that_does_not_fit_is_refused_and_changes_nothing(tmp_path: Path) -> None:
@@ -115,3 +116,42 @@ def test_a_refused_secret_setting_is_not_kept_in_the_error() -> None:
         assert b"sk-secret" not in kept
         assert b"hunter2" not in kept
         assert [given for *_, given in refused.value.problems] == ["**********"]  # type: ignore[attr-defined]
+
+
+def test_a_copy_with_a_setting_that_does_not_fit_is_refused_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    # Stop 67's leftover (adversarial pass c68): pydantic's model_copy(update=...) took
+    # any value and any name as given, past the checks an assignment gets.
+    settings = Settings(db=tmp_path / "m.db")
+    with pytest.raises(ValidationError, match="less than or equal to 1") as too_high:
+        settings.model_copy(update={"min_score": 7})
+    assert too_high.value.field == "min_score"
+    with pytest.raises(ValidationError, match="did you mean min_score") as unknown:
+        settings.model_copy(update={"min_scor": 0.5})
+    assert unknown.value.field == "min_scor"
+    with pytest.raises(ValidationError) as wrong_type:
+        settings.model_copy(update={"db": 5})
+    assert wrong_type.value.field == "db"
+    with pytest.raises(ValidationError, match="the maximum must be at least the minimum"):
+        settings.model_copy(update={"postgres_pool_min": 50})
+    assert (settings.min_score, settings.postgres_pool_min) == (0.02, 1)
+
+
+def test_a_copy_changing_two_settings_that_agree_together_is_taken(tmp_path: Path) -> None:
+    # Compared once every change is in: a pool raised from 1-10 to 20-30 passes through
+    # no state with the minimum above the maximum.
+    settings = Settings(db=tmp_path / "m.db")
+    copied = settings.model_copy(update={"postgres_pool_min": 20, "postgres_pool_max": 30})
+    assert (copied.postgres_pool_min, copied.postgres_pool_max) == (20, 30)
+    assert {"postgres_pool_min", "postgres_pool_max"} <= copied.model_fields_set
+    assert copied.model_copy(update={"db": str(tmp_path / "n.db")}).db == tmp_path / "n.db"
+    assert (settings.postgres_pool_min, settings.postgres_pool_max) == (1, 10)
+
+
+def test_a_copy_refused_for_two_settings_keeps_a_key_out_of_the_error(tmp_path: Path) -> None:
+    settings = Settings(db=tmp_path / "m.db", embedder_url="https://user:pw@example.com/v1")
+    with pytest.raises(InvalidSettingsError, match="one of them") as refused:
+        settings.model_copy(update={"embedder_api_key": "sk-secret"})
+    assert refused.value.field == "embedder_api_key"
+    assert "sk-secret" not in repr(refused.value.problems)

@@ -194,7 +194,9 @@ def test_bounds_at_one_instant_hold_nothing_and_are_no_error(timeline: MemorySer
 def test_a_refused_listing_or_explain_changes_nothing(settings: Settings, clock: FakeClock) -> None:
     """A listing's or an explain's bad filters are refused before any work that changes
     the store: no lazy purge of expired memories, no catch-up embedding."""
-    eager = settings.model_copy(update={"purge_interval_seconds": 0})
+    # The shortest interval the settings take (0 is refused, a copy's change too): a
+    # purge at every read.
+    eager = settings.model_copy(update={"purge_interval_seconds": 1e-6})
     swapped = {"since": "2026-10-26T00:00:00Z", "until": "2026-10-25T00:00:00Z"}
     with MemoryService.open(eager, clock=clock) as service:
         kept = service.remember("expired but not yet purged", ttl_seconds=5)

@@ -148,6 +148,30 @@ class Settings(BaseSettings):
                     self.model_fields_set.discard(name)
                 raise InvalidSettingsError(name, problem, [((name,), problem, value)])
 
+        def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False):
+            """A copy with ``update``'s settings changed, each checked as an assignment is
+            (see :meth:`__setattr__`), and the settings compared once all are changed.
+
+            pydantic's checks nothing: ``update={"min_score": 7}``, or a name that is no
+            setting, was taken as given (stop 67's leftover). The original is unchanged."""
+            changes = dict(update or {})
+            refuse_unknown_settings(
+                {name: value for name, value in changes.items() if not name.startswith("_")},
+                type(self),
+            )
+            copied = super().model_copy(deep=deep)
+            for name, value in changes.items():
+                try:
+                    # pydantic's own check of one assignment; compared below, once all are in.
+                    BaseSettings.__setattr__(copied, name, value)
+                except pydantic.ValidationError as error:
+                    raise InvalidSettingsError.of(error) from None
+            problem = copied._compared_problem()
+            if problem is not None:
+                given = [((name,), problem, value) for name, value in changes.items()]
+                raise InvalidSettingsError(", ".join(sorted(changes)), problem, given)
+            return copied
+
     def _compared_problem(self) -> str | None:
         """What is wrong between two settings, as their validators say it at construction."""
         if self.postgres_pool_max < self.postgres_pool_min:

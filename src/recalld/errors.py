@@ -11,6 +11,7 @@
     │   ├── DiskFullError the disk holding the database is full
     │   ├── DatabaseUnavailableError   the database server cannot be reached (yet)
     │   ├── DatabaseReadOnlyError   the PostgreSQL server takes no writes (a hot standby)
+    │   ├── DatabaseReplacedError   the SQLite file was moved or replaced under the process
     │   └── DatabaseBusyError   the server is there but did not do the work in time
     │       ├── StatementTimeoutError   the server's timeout cut recalld's statement
     │       └── DatabaseLockedError     another connection held SQLite's write lock too long
@@ -31,6 +32,7 @@ __all__ = [
     "DatabaseBusyError",
     "DatabaseLockedError",
     "DatabaseReadOnlyError",
+    "DatabaseReplacedError",
     "DatabaseUnavailableError",
     "DiskFullError",
     "EmbedderUnavailableError",
@@ -119,6 +121,23 @@ class DatabaseReadOnlyError(StorageError):
     No fault of the work: the worker holds its results, as through an outage, and
     stores them once the server takes writes again.
     """
+
+
+class DatabaseReplacedError(StorageError):
+    """The SQLite database file, or its ``-wal`` or ``-shm``, was moved, deleted or
+    replaced while this process had it open (a backup restored while recalld ran).
+    Nothing was read or written, and nothing will be until the process is started
+    again: it still holds the old file. The worker and the reminder scheduler stop on
+    it rather than fail every second for as long as the process runs.
+    """
+
+    #: What a server tells its clients (REST, MCP): only a restart helps, and the message
+    #: names the file, which stays in the server's log (review of pass c68).
+    told = (
+        "the database file was moved, deleted or replaced while this server had it open (a"
+        " backup restored under it?): nothing was read or written, as the server still holds"
+        " the old file; restart the server to open the one there now"
+    )
 
 
 class DatabaseBusyError(StorageError):

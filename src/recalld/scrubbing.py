@@ -26,7 +26,7 @@ import threading
 import time
 
 from recalld.config import Settings
-from recalld.errors import StorageError
+from recalld.errors import DatabaseReplacedError, StorageError
 from recalld.model import ScrubState
 from recalld.store.base import Store
 
@@ -131,6 +131,12 @@ class Scrubber:
             self._wake.clear()
             try:
                 pending = self._store.pending_scrubs()
+            except DatabaseReplacedError as error:
+                # Nothing works again in this process (it holds the old file): it warned
+                # every poll for as long as it ran. Said once, and the thread ends, as the
+                # worker's and the scheduler's do (review of pass c68).
+                logger.error("background scrubbing stopped: %s", error)
+                break
             except StorageError as error:
                 logger.warning("could not check for pending scrubs: %s", error)
                 pending = -1

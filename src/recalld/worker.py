@@ -46,6 +46,7 @@ from recalld.embeddings.base import Embedder, Releasable, checked_vectors
 from recalld.embeddings.endpoint_rest import Resting
 from recalld.errors import (
     ConflictError,
+    DatabaseReplacedError,
     EmbedderUnavailableError,
     EmbeddingError,
     StorageError,
@@ -119,6 +120,8 @@ class Worker:
         self._clock = clock
         self.id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self.report = WorkerReport()
+        # Why run_forever stopped on its own: the database was replaced under the process.
+        self.stopped_by: DatabaseReplacedError | None = None
         self._started_at = clock()
         self._stop = threading.Event()
         self._wake = threading.Event()
@@ -700,6 +703,13 @@ class Worker:
                 failures = 0
                 if claimed and on_step is not None:
                     on_step(self.report)
+            except DatabaseReplacedError as error:
+                # Nothing works again in this process (it holds the old file): it failed
+                # every second for as long as it ran. Said once, and the worker stops, so
+                # `recalld worker` exits 1 and a supervisor starts it on the file there now.
+                logger.error("embedding worker stopped: %s", error)
+                self.stopped_by = error
+                break
             except Exception as error:  # the worker thread must outlive a failed step
                 # A step fails as a whole only when the store or the embedder is down
                 # (a bad text fails its own job): wait longer after each failure in a
@@ -721,8 +731,9 @@ class Worker:
                 self._wake.wait(self._settings.worker_poll_seconds)
                 self._wake.clear()
         self._close_extraction_thread()
-        self.hand_back_held()
-        self._say_stopped()
+        if self.stopped_by is None:  # else there is no database to write either to
+            self.hand_back_held()
+            self._say_stopped()
 
     def notify(self) -> None:
         """Wake an idle worker thread now (a new job was just queued in this process)."""

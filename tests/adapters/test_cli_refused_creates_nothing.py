@@ -229,3 +229,20 @@ def test_the_stand_in_database_is_removed_when_its_close_fails(
     assert not scratch.exists()
     type(service).close(service)
     assert "nothing was created" in capsys.readouterr().err
+
+
+def test_status_on_a_missing_database_creates_nothing_and_reports_the_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Stop 67's leftover (adversarial pass c68): `status` created an empty database at a
+    # mistyped --db to report an empty queue; README names only `stats` as creating one.
+    db = tmp_path / "never.db"
+    arguments = ("--db", str(db), "status", "--json")
+    assert _exit_status(monkeypatch, *arguments, embedder="minilm") == 0
+    output = capsys.readouterr()
+    assert output.err.strip() == f"no database at {db}: nothing was created"
+    status = json.loads(output.out)
+    assert status["queue"] == {"queued": 0, "running": 0, "done": 0, "failed": 0}
+    # The embedder the settings name, as on an existing database (none is loaded).
+    assert status["embedder"].startswith("all-MiniLM-L6-v2")
+    assert list(tmp_path.iterdir()) == []

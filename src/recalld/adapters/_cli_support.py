@@ -79,14 +79,16 @@ class _State:
             return False
         return not Path(self.settings.db).exists()
 
-    def memory(self, *, existing: bool = False) -> MemoryService:
+    def memory(self, *, existing: bool = False, reports_settings: bool = False) -> MemoryService:
         """The service, opened on first use; says on stderr when the database is new.
 
         ``existing``: the command only reads or changes what is stored (``get``,
         ``update``, ``list``, ``core remove``, ``graph show`` ...). On a ``--db`` that does
         not exist it answers as an empty database does, from an empty one in a temporary
         directory, and says on stderr that there is no database there: a mistyped
-        ``--db`` created a new, empty database to say "not found" (pass a67)."""
+        ``--db`` created a new, empty database to say "not found" (pass a67).
+        ``reports_settings``: the command reports the embedder the settings name
+        (``status``), so the empty one keeps it (no model is loaded to report it)."""
         if self.service is None:
             from recalld.service import MemoryService
 
@@ -101,7 +103,10 @@ class _State:
                 # No embedder: an empty database has no vector to compare a query with,
                 # and `search` loaded (or first derived) the model, seconds, to answer
                 # "nothing" (review of pass a67).
-                settings = settings.model_copy(update={"db": scratch, "embedder": "none"})
+                update: dict[str, Any] = {"db": scratch}
+                if not reports_settings:
+                    update["embedder"] = "none"
+                settings = settings.model_copy(update=update)
             migrations = MigrationProgress()
             try:
                 self.service = MemoryService.open(settings, on_migration=migrations)

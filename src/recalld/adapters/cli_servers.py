@@ -69,6 +69,7 @@ def mcp_command(
 ) -> None:
     """Serve recalld as an MCP server (stdio by default; logs go to stderr)."""
     from recalld.adapters._network import base_url, check_listen, free_port
+    from recalld.adapters.http_shutdown import exit_if_replaced
     from recalld.adapters.mcp_server import build_server, check_http_host, run_server
     from recalld.service import MemoryService
 
@@ -101,6 +102,7 @@ def mcp_command(
     # the client only saw the server go away); the server's lifespan takes this one.
     opened: list[MemoryService] = []
     opened.append(open_service())
+    scheduler = opened[0].intentions.scheduler  # let go of when the service closes
     if transport == "http":
         # stdout is the protocol's only over stdio; over HTTP say where the endpoint is.
         click.echo(
@@ -109,11 +111,16 @@ def mcp_command(
         )
     try:
         run_server(
-            server, transport="http" if transport == "http" else "stdio", host=host, port=port
+            server,
+            transport="http" if transport == "http" else "stdio",
+            host=host,
+            port=port,
+            stop_on=None if scheduler is None else scheduler.gave_up,
         )
     finally:
         for service in opened:  # the server stopped before its lifespan took it
             service.close()
+    exit_if_replaced(scheduler)  # exit 1, as `recalld worker` does (review of pass c68)
 
 
 def _dialect_names(values: Sequence[str], option: str) -> list[str]:
@@ -179,6 +186,7 @@ def serve_command(
     """
     from recalld.adapters._network import check_listen, free_port
     from recalld.adapters.http_api import check_bind, mcp_mount, serve
+    from recalld.adapters.http_shutdown import exit_if_replaced
     from recalld.errors import ValidationError
     from recalld.tokens import TokenRegistry
 
@@ -210,7 +218,9 @@ def serve_command(
     mount = mcp_mount(service, settings, names)
     for line in banner(service, settings, names):
         click.echo(line, err=True)
+    scheduler = service.intentions.scheduler  # let go of when the service closes
     serve(service, settings, log_level=log_level, extra_mounts=[mount])
+    exit_if_replaced(scheduler)  # exit 1: a supervisor starts it on the restored file
 
 
 def banner(service: MemoryService, settings: Settings, dialects: Sequence[str]) -> list[str]:
@@ -378,7 +388,7 @@ def worker_command(
     service = state.memory()
     reminders = len(service.intentions.run_due()) if until_idle else 0
     if service.embedder is None and service.indexing.extractor is None:
-        _schedule_only(until_idle, reminders, as_json)
+        _schedule_only(service, until_idle, reminders, as_json)
         return
     worker = service.new_worker()
     if retry_failed:
@@ -395,6 +405,9 @@ def worker_command(
                     report = worker.report
         except KeyboardInterrupt:
             report = worker.report
+    if worker.stopped_by is not None:
+        # Exit 1: a supervisor starting it again opens the file there now.
+        raise worker.stopped_by
     result = {
         "worker": worker.id,
         "reminders": reminders,
@@ -471,15 +484,20 @@ class _WorkerProgress:
         self._bar.update(self._task, completed=done, total=max(self._total, 1))
 
 
-def _schedule_only(until_idle: bool, reminders: int, as_json: bool) -> None:
+def _schedule_only(service: MemoryService, until_idle: bool, reminders: int, as_json: bool) -> None:
     """``recalld worker`` with no embedder nor extractor: only the intention scheduler runs."""
+    scheduler = service.intentions.scheduler
     if not until_idle:
-        stopped = threading.Event()
+        gave_up = threading.Event() if scheduler is None else scheduler.gave_up
         try:
-            while not stopped.wait(3600):
-                pass  # the scheduler thread does the work; this thread waits for ^C
+            # The scheduler thread does the work; this thread waits for ^C, or for the
+            # scheduler to give up on a database replaced under it (then exit 1).
+            while not gave_up.wait(3600):
+                pass
         except KeyboardInterrupt:
             pass
+        if scheduler is not None and scheduler.stopped_by is not None:
+            raise scheduler.stopped_by
     result = {"reminders": reminders, "processed": 0}
     if as_json:
         _print_json(result)
@@ -493,7 +511,8 @@ def _schedule_only(until_idle: bool, reminders: int, as_json: bool) -> None:
 @pass_state
 def status_command(state: _State, all_namespaces: bool, as_json: bool) -> None:
     """Indexing health: queue by state, embeddings per model, failures, workers, index."""
-    memory = state.memory()
+    # On a --db that does not exist: an empty database's health, and none is created.
+    memory = state.memory(existing=True, reports_settings=True)
     result = memory.status(memory.namespaces() if all_namespaces else None)
     if as_json:
         _print_json(result)

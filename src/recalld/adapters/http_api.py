@@ -83,7 +83,7 @@ from recalld.adapters.http_openapi import truthful_openapi
 from recalld.adapters.http_origin import foreign_page
 from recalld.adapters.http_paths import route_methods
 from recalld.adapters.http_routes import CALLER_STATE_KEY, batbox_router, other_namespace, v1_router
-from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
+from recalld.adapters.http_shutdown import AnswerInFlight, answering_server, replaced_under
 from recalld.adapters.http_streams import (
     BoundedSend,
     StreamCut,
@@ -100,6 +100,7 @@ from recalld.errors import (
     DatabaseBusyError,
     DatabaseLockedError,
     DatabaseReadOnlyError,
+    DatabaseReplacedError,
     DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
@@ -265,7 +266,8 @@ def _recalld_error(request: Request, error: Exception) -> JSONResponse:
         return _error(503, "database_read_only", message, headers=READ_ONLY_HEADERS)
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
-        message = stopped_import_told(error, STORAGE_CAUSE) or STORAGE_MESSAGE
+        said = error.told if isinstance(error, DatabaseReplacedError) else STORAGE_MESSAGE
+        message = stopped_import_told(error, STORAGE_CAUSE) or said
         return _error(503, "storage_error", message)
     if isinstance(error, EmbeddingError):
         logger.error("embedding error: %s", error)
@@ -442,7 +444,9 @@ class _Authentication:
                 kind, retry = "database_busy", UNAVAILABLE_HEADERS
             elif isinstance(error, DatabaseReadOnlyError):
                 kind, retry = "database_read_only", READ_ONLY_HEADERS
-            refusal = _refusal(scope, 503, kind, "the token store is unavailable", headers=retry)
+            replaced = isinstance(error, DatabaseReplacedError)  # not "the token store"'s fault
+            said = DatabaseReplacedError.told if replaced else "the token store is unavailable"
+            refusal = _refusal(scope, 503, kind, said, headers=retry)
             await refusal(scope, receive, send)
             return
         scope.setdefault("state", {})[CALLER_STATE_KEY] = caller
@@ -745,7 +749,8 @@ def serve(
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
         http=BoundedRequestHead,  # no connection is held without a request (http_connections)
     )
-    server = answering_server(config, answering)  # configures uvicorn's loggers
+    # Configures uvicorn's loggers; stops (its caller exits 1) once the file was replaced.
+    server = answering_server(config, answering, stop_on=replaced_under(service))
     access = logging.getLogger("uvicorn.access")
     if not any(isinstance(found, RedactSecrets) for found in access.filters):
         access.addFilter(RedactSecrets())

@@ -23,8 +23,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import threading
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import uvicorn
@@ -33,6 +34,10 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from recalld.adapters.mcp_requests import ENDLESS_METHODS, buffered, request_id
+
+if TYPE_CHECKING:
+    from recalld.intentions.scheduler import Scheduler
+    from recalld.service import MemoryService
 
 __all__ = ["GRACE_SECONDS", "AnswerInFlight", "answering_server"]
 
@@ -144,14 +149,30 @@ class AnswerInFlight:
             listening.cancel()
 
 
-def answering_server(config: uvicorn.Config, answering: AnswerInFlight) -> uvicorn.Server:
+def answering_server(
+    config: uvicorn.Config, answering: AnswerInFlight, *, stop_on: threading.Event | None = None
+) -> uvicorn.Server:
     """A uvicorn server for ``config`` whose exit signal goes to ``answering`` first (the
-    app of ``config`` must be wrapped by :meth:`AnswerInFlight.wrap`)."""
+    app of ``config`` must be wrapped by :meth:`AnswerInFlight.wrap`).
+
+    ``stop_on`` set (the reminder scheduler gave up on a database replaced under the
+    process), it stops as on SIGTERM, the requests in flight answered first, and its
+    caller exits 1: it answered 503 for ever, where ``recalld worker`` exits, so a
+    supervisor never started it on the restored file (review of pass c68). Not by a
+    signal: uvicorn raises the one it caught again once stopped, and a process that
+    SIGTERM ended counts as a clean stop (systemd's ``Restart=on-failure``)."""
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
             answering.stop()
             super().handle_exit(sig, frame)
+
+        async def on_tick(self, counter: int) -> bool:
+            # Every 0.1 s, in the event loop (answering.stop() needs it).
+            if stop_on is not None and stop_on.is_set() and not self.should_exit:
+                answering.stop()
+                self.should_exit = True
+            return await super().on_tick(counter)
 
     answering.take_over()
     return Server(config)
@@ -176,3 +197,17 @@ class _Counted:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.counter.serve(self.app, scope, receive, send)
+
+
+def replaced_under(service: MemoryService) -> threading.Event | None:
+    """Set once the service's reminder scheduler stopped on a database replaced under the
+    process (every server runs one; it looks every ``RECALLD_SCHEDULER_POLL_SECONDS``)."""
+    scheduler = service.intentions.scheduler
+    return None if scheduler is None else scheduler.gave_up
+
+
+def exit_if_replaced(scheduler: Scheduler | None) -> None:
+    """Raise what stopped ``scheduler`` (the service's, taken before it closed, which lets
+    it go), if anything did: the CLI exits 1."""
+    if scheduler is not None and scheduler.stopped_by is not None:
+        raise scheduler.stopped_by

@@ -19,6 +19,7 @@ does not serve, so it is registered on the low-level server here.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
 from typing import Any, Literal, cast
@@ -79,7 +80,7 @@ from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.http_streams import BoundedSend
 from recalld.adapters.http_token_share import count_tool_calls
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
-from recalld.errors import RecalldError, ValidationError
+from recalld.errors import DatabaseReplacedError, RecalldError, ValidationError
 from recalld.service import MemoryService
 from recalld.tokens import CALLER_STATE_KEY, Caller
 
@@ -239,6 +240,11 @@ async def _watch(
             assert spec.version is not None
             try:
                 version = await anyio.to_thread.run_sync(spec.version, state.service)
+            except DatabaseReplacedError as error:
+                # Nothing changes again in this process (it holds the old file): it warned
+                # every 0.25 s for as long as it ran. Said once (review of pass c68).
+                logger.error("stopped watching resources for changes: %s", error)
+                return
             except RecalldError as error:
                 logger.warning("could not check %s for changes: %s", spec.uri, error)
                 continue
@@ -599,8 +605,12 @@ def run_server(
     transport: Literal["stdio", "http"],
     host: str = "127.0.0.1",
     port: int = 8766,
+    stop_on: threading.Event | None = None,
 ) -> None:
     """Serve until the client disconnects (stdio) or the process is stopped (HTTP).
+
+    Over HTTP, ``stop_on`` set stops it as SIGTERM does (see ``answering_server``); over
+    stdio the client keeps its server, whose tools say to restart it.
 
     Either way a stop is clean: SIGTERM (and, on stdio, the client closing the
     pipe first) ends the server through its lifespan, so the service is closed
@@ -629,4 +639,4 @@ def run_server(
         http=BoundedMcpRequestHead,  # no connection held without a request (http_connections)
     )
     # uvicorn stops gracefully on SIGTERM, which ends the lifespan (and closes the service).
-    anyio.run(answering_server(config, answering).serve)
+    anyio.run(answering_server(config, answering, stop_on=stop_on).serve)

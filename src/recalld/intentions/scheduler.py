@@ -19,7 +19,7 @@ from datetime import datetime
 
 from recalld._time import Clock
 from recalld.config import Settings
-from recalld.errors import RecalldError
+from recalld.errors import DatabaseReplacedError, RecalldError
 from recalld.recollection.cue import Recollection
 
 __all__ = ["Scheduler"]
@@ -49,6 +49,10 @@ class Scheduler:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # Why run_forever ended on its own (the database was replaced under the process),
+        # and set when it did: `recalld worker` without a worker waits on it to exit 1.
+        self.stopped_by: DatabaseReplacedError | None = None
+        self.gave_up = threading.Event()
 
     def wait_seconds(self, now: datetime) -> float:
         """How long the thread may sleep from ``now``: until the next due time, bounded."""
@@ -79,6 +83,13 @@ class Scheduler:
             try:
                 self.step()
                 delay = self.wait_seconds(self._clock())
+            except DatabaseReplacedError as error:
+                # Nothing works again in this process (it holds the old file): it failed
+                # every poll for as long as it ran. Said once, and the thread ends.
+                logger.error("intention scheduler stopped: %s", error)
+                self.stopped_by = error
+                self.gave_up.set()
+                return
             except RecalldError as error:
                 # The database may be briefly unavailable; the thread must outlive it.
                 logger.warning("intention scheduler step failed: %s", error)

@@ -26,7 +26,12 @@ from typing import Any, TypeVar
 
 import apsw
 
-from recalld.errors import DatabaseLockedError, DiskFullError, StorageError
+from recalld.errors import (
+    DatabaseLockedError,
+    DatabaseReplacedError,
+    DiskFullError,
+    StorageError,
+)
 from recalld.store.process import OpeningProcess
 
 __all__ = [
@@ -222,6 +227,7 @@ class SQLiteDatabase:
         self._opener.check()
         if self._closed:
             raise StorageError("the store is closed")
+        self._check_still_there()
         connection: apsw.Connection | None = getattr(self._local, "connection", None)
         if connection is None:
             try:
@@ -472,6 +478,23 @@ class SQLiteDatabase:
             return None
         return (found.st_dev, found.st_ino)
 
+    def _check_still_there(self) -> None:
+        """Refuse every operation, a read too, once the path no longer names the file this
+        process opened (see :meth:`_check_same_file`).
+
+        Only writes were refused: after a backup was restored under a running server, it
+        went on answering every search, recall and listing from the moved (or deleted)
+        file, for as long as it ran, while each new process read the restored one: the
+        restore looked as if it had not worked, and what it was meant to take away was
+        still recalled (adversarial pass c68). A ``stat``, about a microsecond."""
+        if self._identity is not None and self._file_identity() != self._identity:
+            raise DatabaseReplacedError(
+                f"{self.path} was moved, deleted or replaced while this process had it open"
+                " (a backup restored while recalld ran?): nothing was read or written, as"
+                " this process still has the old file. Stop every recalld process using it"
+                " and start them again"
+            )
+
     def _check_same_file(self) -> None:
         """Refuse a write once the path no longer names the file this process opened.
 
@@ -483,7 +506,7 @@ class SQLiteDatabase:
         if self._identity is None:
             return
         if self._file_identity() != self._identity:
-            raise StorageError(
+            raise DatabaseReplacedError(
                 f"{self.path} was moved, deleted or replaced while this process had it open"
                 " (a backup restored while recalld ran?): nothing was written, as it would"
                 " have gone to the old file. Stop every recalld process using it and start"
@@ -553,7 +576,7 @@ class SQLiteDatabase:
         """Raise :class:`StorageError` once :meth:`logs_replaced`: a write, or a checkpoint
         of the log this process still holds, would write over what others wrote since."""
         if self.logs_replaced():
-            raise StorageError(
+            raise DatabaseReplacedError(
                 f"{self.path}-wal or -shm was deleted or replaced while this process had the"
                 " database open: a write now would reach no other process and could undo"
                 " theirs, so nothing was written. Stop every recalld process using it and"

@@ -45,6 +45,7 @@ from recalld.errors import (
     DatabaseBusyError,
     DatabaseLockedError,
     DatabaseReadOnlyError,
+    DatabaseReplacedError,
     DatabaseUnavailableError,
     DiskFullError,
     EmbeddingError,
@@ -289,6 +290,9 @@ def failure_of(
     if isinstance(error, DatabaseReadOnlyError):
         logger.error("database read-only: %s", error)
         return ToolFailure("database_read_only", READ_ONLY_MESSAGE, None, error)
+    if isinstance(error, DatabaseReplacedError):
+        logger.error("database replaced: %s", error)
+        return ToolFailure("storage_error", DatabaseReplacedError.told, None, error)
     if isinstance(error, StorageError):
         return ToolFailure(
             "storage_error", f"the database failed: {_unlocated(error)}", None, error
