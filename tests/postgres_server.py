@@ -42,6 +42,9 @@ __all__ = ["LocalPostgres", "binaries"]
 
 USER = "recalld"
 READY_SECONDS = 60.0
+# A port picked free can be taken before the server binds it (by the other pytest-xdist
+# worker's servers, say): a first start on a port of our choosing tries another one.
+PORT_ATTEMPTS = 5
 
 
 def binaries() -> Path:
@@ -67,6 +70,9 @@ class LocalPostgres:
         self.data = directory / "data"
         self.log = directory / "postgres.log"
         self.port = port or _free_port()
+        # Only a port we picked may change, and only before the server first ran on it:
+        # after that, URLs handed out name it (the fault tests restart on the same port).
+        self._port_movable = port is None
         self._password_file = directory / "password"
         self._process: subprocess.Popen[bytes] | None = None
         # PostgreSQL will not run as root: a test run as root runs the server as nobody.
@@ -125,6 +131,23 @@ class LocalPostgres:
             self._init()
         if self.running:
             return self
+        for _ in range(PORT_ATTEMPTS if self._port_movable else 1):
+            logged_before = self.log.stat().st_size if self.log.exists() else 0
+            try:
+                self._start_once()
+            except RuntimeError:
+                with self.log.open("rb") as log:
+                    log.seek(logged_before)
+                    taken = b"Address already in use" in log.read()
+                if not (taken and self._port_movable):
+                    raise
+                self.port = _free_port()
+                continue
+            self._port_movable = False
+            return self
+        raise RuntimeError(f"PostgreSQL found no free port in {PORT_ATTEMPTS} tries: {self.log}")
+
+    def _start_once(self) -> None:
         log = self.log.open("ab")
         self._process = subprocess.Popen(
             [
@@ -154,7 +177,7 @@ class LocalPostgres:
                 raise RuntimeError(f"PostgreSQL exited at start; see {self.log}")
             try:
                 with psycopg.connect(self.url(), connect_timeout=2):
-                    return self
+                    return
             except psycopg.OperationalError:
                 if time.monotonic() > deadline:
                     raise RuntimeError(f"PostgreSQL did not become ready; see {self.log}") from None
