@@ -41,6 +41,10 @@ class FakeClock:
         self.now += timedelta(seconds=seconds)
 
 
+# The default wait of the tests' HTTP clients for a loopback server (see below).
+TEST_HTTP_TIMEOUT_SECONDS = 60.0
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _one_default_ssl_context() -> Iterator[None]:
     """Every httpx client (``httpx.get``, ``httpx.Client``, the MCP SDK's HTTP transport)
@@ -66,6 +70,12 @@ def _one_default_ssl_context() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         # The name the transports call it by (httpx/_transports/default.py imports it).
         patch.setattr("httpx._transports.default.create_ssl_context", shared)
+        # httpx waits 5 s by default; a loopback server building /openapi.json on a VM with
+        # CPU steal and two pytest workers took longer once (pass e68). The object is the one
+        # every ``httpx.get``/``httpx.Client`` default is bound to, so it is changed in place;
+        # a test that means a short wait passes its own timeout.
+        for phase in ("connect", "read", "write", "pool"):
+            patch.setattr(httpx._config.DEFAULT_TIMEOUT_CONFIG, phase, TEST_HTTP_TIMEOUT_SECONDS)
         yield
 
 
