@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +36,7 @@ from recalld import _validate as check
 from recalld._text import prompt_line
 from recalld._time import Clock
 from recalld.config import Settings
+from recalld.conflicts import rerunning_on_conflict
 from recalld.errors import ValidationError
 from recalld.graph.names import check_entity_name, check_entity_type, check_predicate, entity_key
 from recalld.graph_browser import decode_cursor, encode_cursor
@@ -44,6 +45,7 @@ from recalld.knowledge_bounds import (
     bounded_items,
     check_entity_room,
     entity_room_error,
+    first_of_each,
     import_batches,
 )
 from recalld.model import ImportLineError, Memory, NewMemory, Receipt
@@ -75,8 +77,6 @@ PAGE_OBSERVATION_CHARACTERS = 1_000_000
 # How many entities' observations a page reads first while it fills its budget (each next
 # read takes twice as many: a page of 1,000 small entities is seven reads, not a hundred).
 PAGE_READ_CHUNK = 10
-
-Item = TypeVar("Item")
 
 WriteMemory = Callable[[StoreTransaction, NewMemory, str], tuple[Receipt, Memory]]
 
@@ -214,6 +214,7 @@ class KnowledgeGraph:
         _, memory = self._write_memory(tx, draft, namespace)
         tx.graph.link_observation(entity.id, memory.seq)
 
+    @rerunning_on_conflict("create_entities")
     def create_entities(
         self, entities: Sequence[KnowledgeEntity | dict[str, Any]], *, namespace: str | None = None
     ) -> list[KnowledgeEntity]:
@@ -258,6 +259,7 @@ class KnowledgeGraph:
                 created.append(entity.model_copy(update={"observations": observations}))
         return created
 
+    @rerunning_on_conflict("create_relations")
     def create_relations(
         self,
         relations: Sequence[KnowledgeRelation | dict[str, Any]],
@@ -299,6 +301,7 @@ class KnowledgeGraph:
             relation_type=check_predicate(relation.relation_type, f"{field}.relationType"),
         )
 
+    @rerunning_on_conflict("add_observations")
     def add_observations(
         self,
         observations: Sequence[ObservationAddition | dict[str, Any]],
@@ -345,6 +348,7 @@ class KnowledgeGraph:
                 results.append(AddedObservations(entity_name=name, added_observations=added))
         return results
 
+    @rerunning_on_conflict("delete_entities")
     def delete_entities(
         self, names: Sequence[str], *, namespace: str | None = None
     ) -> RemovalReport:
@@ -362,7 +366,7 @@ class KnowledgeGraph:
             tx.graph.lock_entities(scope_namespace, (entity_key(name) for name in checked))
             # A name given again (in any spelling of its key) was answered by its first:
             # reporting it "not found" too would contradict its deletion.
-            for name in _first_of_each(checked, entity_key):
+            for name in first_of_each(checked, entity_key):
                 found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
                 if found is None:
                     missing.append(name)
@@ -378,6 +382,7 @@ class KnowledgeGraph:
             self._after_forget()
         return _report("entities", deleted, missing)
 
+    @rerunning_on_conflict("delete_observations")
     def delete_observations(
         self,
         deletions: Sequence[ObservationDeletion | dict[str, Any]],
@@ -426,6 +431,7 @@ class KnowledgeGraph:
             self._after_forget()
         return _report("observations", deleted, missing)
 
+    @rerunning_on_conflict("delete_relations")
     def delete_relations(
         self,
         relations: Sequence[KnowledgeRelation | dict[str, Any]],
@@ -443,7 +449,7 @@ class KnowledgeGraph:
         now = self._clock()
         with self._store.transaction() as tx:
             tx.graph.lock_entities(scope_namespace, _relation_keys(parsed))
-            for relation in _first_of_each(parsed, _relation_identity):
+            for relation in first_of_each(parsed, _relation_identity):
                 label = _relation_label(relation.source, relation.relation_type, relation.target)
                 source = tx.graph.find_entity(scope_namespace, entity_key(relation.source), now)
                 target = tx.graph.find_entity(scope_namespace, entity_key(relation.target), now)
@@ -768,14 +774,6 @@ class KnowledgeGraph:
             report.relations += 1
         else:
             report.unchanged += 1
-
-
-def _first_of_each(items: Iterable[Item], identity: Callable[[Item], object]) -> list[Item]:
-    """``items`` without those whose identity an earlier one had."""
-    firsts: dict[object, Item] = {}
-    for item in items:
-        firsts.setdefault(identity(item), item)
-    return list(firsts.values())
 
 
 def _relation_keys(relations: Iterable[KnowledgeRelation]) -> list[str]:
