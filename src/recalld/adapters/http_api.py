@@ -67,7 +67,7 @@ from recalld import _validate as check
 from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
 from recalld._version import __version__
 from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, host_name, is_loopback
-from recalld.adapters.dialects.failures import BUSY_MESSAGE, LOCKED_MESSAGE, READ_ONLY_MESSAGE
+from recalld.adapters.dialects.failures import READ_ONLY_MESSAGE, busy_message
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body import BodyLimit, BodyStalled, BodyTooLarge
@@ -203,7 +203,7 @@ READ_ONLY_CAUSE = (
 # A standby a failover is promoting takes writes in seconds; one named by mistake never.
 READ_ONLY_HEADERS = {"Retry-After": "5"}
 # An import a busy database stopped after some chunks: the cause, then where it stopped
-# and what it kept (BUSY_MESSAGE and LOCKED_MESSAGE, the MCP dialects' too, otherwise).
+# and what it kept (failures.busy_message, the MCP dialects' too, otherwise).
 BUSY_CAUSE = (
     "the database is busy (a lock another client holds, a statement timeout, or every"
     " connection in use): nothing of that line's chunk was written; retry shortly"
@@ -247,9 +247,8 @@ def _recalld_error(request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, DatabaseBusyError):
         logger.error("database busy: %s", error)
         # SQLite's write lock says so; neither says where the database is (the log's).
-        locked = isinstance(error, DatabaseLockedError)
-        cause = LOCKED_CAUSE if locked else BUSY_CAUSE
-        message = stopped_import_told(error, cause) or (LOCKED_MESSAGE if locked else BUSY_MESSAGE)
+        cause = LOCKED_CAUSE if isinstance(error, DatabaseLockedError) else BUSY_CAUSE
+        message = stopped_import_told(error, cause) or busy_message(error)
         return _error(503, "database_busy", message, headers=UNAVAILABLE_HEADERS)
     if isinstance(error, DiskFullError):
         logger.error("disk full: %s", error)
