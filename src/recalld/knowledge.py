@@ -359,28 +359,32 @@ class KnowledgeGraph:
             check_entity_name(name, f"entityNames[{index}]")
             for index, name in enumerate(bounded_items("entityNames", names))
         ]
-        deleted: list[str] = []
-        missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
             tx.graph.lock_entities(scope_namespace, (entity_key(name) for name in checked))
             # A name given again (in any spelling of its key) was answered by its first:
             # reporting it "not found" too would contradict its deletion.
-            for name in first_of_each(checked, entity_key):
-                found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
-                if found is None:
-                    missing.append(name)
-                    continue
-                # Every observation, expired ones too: the entity is forgotten now.
-                for seq, _ in tx.graph.observations(found.id, None):
-                    tx.delete(seq)
-                tx.graph.delete_entity(found.id)
-                deleted.append(name)
-            if deleted:
+            named = {
+                name: tx.graph.find_entity(scope_namespace, entity_key(name), now)
+                for name in first_of_each(checked, entity_key)
+            }
+            found = [entity for entity in named.values() if entity is not None]
+            # Every observation (expired ones too: the entity is forgotten now), then the
+            # entities, each in order: as an extraction or a forget takes memories and
+            # entities, so that none of them deadlocks with this (adversarial pass a68).
+            observed = (
+                seq for entity in found for seq, _ in tx.graph.observations(entity.id, None)
+            )
+            for seq in sorted(observed):
+                tx.delete(seq)
+            for entity in sorted(found, key=lambda entity: entity.key):
+                tx.graph.delete_entity(entity.id)
+            if found:
                 tx.dropped_content("forget", now)
-        if deleted:
+        if found:
             self._after_forget()
-        return _report("entities", deleted, missing)
+        deleted = [name for name, entity in named.items() if entity is not None]
+        return _report("entities", deleted, [name for name in named if name not in deleted])
 
     @rerunning_on_conflict("delete_observations")
     def delete_observations(
