@@ -48,6 +48,7 @@ from recalld.knowledge_bounds import (
     first_of_each,
     import_batches,
 )
+from recalld.knowledge_relations import relation_identity, relation_keys, relation_label
 from recalld.model import ImportLineError, Memory, NewMemory, Receipt
 from recalld.store.base import Scope, Store, StoreTransaction
 from recalld.store.graph import EntityRecord, RelationRecord
@@ -167,10 +168,6 @@ class KnowledgeImportReport(BaseModel):
     errors: list[ImportLineError] = Field(default_factory=list)
 
 
-def _relation_label(source: str, relation_type: str, target: str) -> str:
-    return f"{source} -[{relation_type}]-> {target}"
-
-
 class KnowledgeGraph:
     """The reference server's nine operations over one store (see the module docstring)."""
 
@@ -247,10 +244,17 @@ class KnowledgeGraph:
         now = self._clock()
         with self._store.transaction() as tx:
             tx.graph.lock_entities(scope_namespace, (entity_key(e.name) for e in parsed))
-            for entity in parsed:
-                record, changed = tx.graph.declare_entity(
+            # Declared in key order, as an extraction upserts them, so that neither waits
+            # for a row the other holds (adversarial pass a68); observations and answer
+            # in the order given. sorted() is stable: a name given twice, its first wins.
+            declared: dict[int, tuple[EntityRecord, bool]] = {}
+            for index in sorted(range(len(parsed)), key=lambda at: entity_key(parsed[at].name)):
+                entity = parsed[index]
+                declared[index] = tx.graph.declare_entity(
                     scope_namespace, entity.name, entity.entity_type, now
                 )
+            for index, entity in enumerate(parsed):
+                record, changed = declared[index]
                 if not changed:
                     continue
                 observations = list(dict.fromkeys(entity.observations))
@@ -275,7 +279,7 @@ class KnowledgeGraph:
         created: list[KnowledgeRelation] = []
         now = self._clock()
         with self._store.transaction() as tx:
-            tx.graph.lock_entities(scope_namespace, _relation_keys(parsed))
+            tx.graph.lock_entities(scope_namespace, relation_keys(parsed))
             for index, relation in enumerate(parsed):
                 ends = []
                 for field, name in (("from", relation.source), ("to", relation.target)):
@@ -452,9 +456,9 @@ class KnowledgeGraph:
         missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
-            tx.graph.lock_entities(scope_namespace, _relation_keys(parsed))
-            for relation in first_of_each(parsed, _relation_identity):
-                label = _relation_label(relation.source, relation.relation_type, relation.target)
+            tx.graph.lock_entities(scope_namespace, relation_keys(parsed))
+            for relation in first_of_each(parsed, relation_identity):
+                label = relation_label(relation.source, relation.relation_type, relation.target)
                 source = tx.graph.find_entity(scope_namespace, entity_key(relation.source), now)
                 target = tx.graph.find_entity(scope_namespace, entity_key(relation.target), now)
                 if (
@@ -695,7 +699,7 @@ class KnowledgeGraph:
             ):
                 tx.graph.lock_entities(
                     scope_namespace,
-                    _relation_keys([relation for _, relation in relations[start : start + 500]]),
+                    relation_keys([relation for _, relation in relations[start : start + 500]]),
                 )
                 for number, relation in relations[start : start + 500]:
                     self._import_relation(tx, scope_namespace, number, relation, now, report)
@@ -778,16 +782,6 @@ class KnowledgeGraph:
             report.relations += 1
         else:
             report.unchanged += 1
-
-
-def _relation_keys(relations: Iterable[KnowledgeRelation]) -> list[str]:
-    """The keys of the relations' ends."""
-    return [entity_key(name) for r in relations for name in (r.source, r.target)]
-
-
-def _relation_identity(relation: KnowledgeRelation) -> tuple[str, str, str]:
-    # The store matches ends on their keys and the relation type exactly.
-    return (entity_key(relation.source), relation.relation_type, entity_key(relation.target))
 
 
 def _report(what: str, deleted: Sequence[str], missing: Sequence[str]) -> RemovalReport:
