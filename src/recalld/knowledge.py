@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from recalld import _validate as check
+from recalld import knowledge_relations
 from recalld._text import prompt_line
 from recalld._time import Clock
 from recalld.config import Settings
@@ -281,18 +282,19 @@ class KnowledgeGraph:
         with self._store.transaction() as tx:
             tx.graph.lock_entities(scope_namespace, relation_keys(parsed))
             for index, relation in enumerate(parsed):
-                ends = []
                 for field, name in (("from", relation.source), ("to", relation.target)):
-                    found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
-                    if found is None:
+                    if tx.graph.find_entity(scope_namespace, entity_key(name), now) is None:
                         raise ValidationError(
                             f"relations[{index}].{field}",
                             f"no entity named {name!r}; create it with create_entities first",
                         )
-                    declared, _ = tx.graph.declare_entity(scope_namespace, name, None, now)
-                    ends.append(declared.id)
+            ends = [name for relation in parsed for name in (relation.source, relation.target)]
+            declared = knowledge_relations.declared_entities(tx.graph, scope_namespace, ends, now)
+            for relation in parsed:
+                source = declared[entity_key(relation.source)].id
+                target = declared[entity_key(relation.target)].id
                 if tx.graph.declare_relation(
-                    scope_namespace, ends[0], relation.relation_type, ends[1], now
+                    scope_namespace, source, relation.relation_type, target, now
                 ):
                     created.append(relation)
         return created
@@ -332,13 +334,15 @@ class KnowledgeGraph:
         now = self._clock()
         with self._store.transaction() as tx:
             tx.graph.lock_entities(scope_namespace, (entity_key(name) for name, _ in parsed))
-            for index, (name, contents) in enumerate(parsed):
-                found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
-                if found is None:
+            for index, (name, _) in enumerate(parsed):
+                if tx.graph.find_entity(scope_namespace, entity_key(name), now) is None:
                     raise ValidationError(
                         f"observations[{index}].entityName", f"no entity named {name!r}"
                     )
-                record, _ = tx.graph.declare_entity(scope_namespace, name, None, now)
+            names = (name for name, _ in parsed)
+            declared = knowledge_relations.declared_entities(tx.graph, scope_namespace, names, now)
+            for index, (name, contents) in enumerate(parsed):
+                record = declared[entity_key(name)]
                 wanted = list(dict.fromkeys(contents))
                 existing = {content for _, content in tx.graph.observations(record.id, now, wanted)}
                 added = [content for content in wanted if content not in existing]
