@@ -25,7 +25,7 @@ from typing import ParamSpec, TypeVar
 
 from recalld.errors import WriteConflictError
 
-__all__ = ["CONFLICT_ATTEMPTS", "rerun_on_conflict", "rerunning_on_conflict"]
+__all__ = ["CONFLICT_ATTEMPTS", "after_commit", "rerun_on_conflict", "rerunning_on_conflict"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,6 +40,8 @@ CONFLICT_ATTEMPTS = 5
 # again at random so that two victims of one another do not meet again in step
 # (at most about 0.6 s of pauses in all).
 FIRST_PAUSE_SECONDS = 0.02
+# Set on a WriteConflictError raised by work after an operation's commit (after_commit).
+_AFTER_COMMIT = "_recalld_after_commit"
 
 
 def rerun_on_conflict(operation: Callable[[], T], *, what: str) -> T:
@@ -54,8 +56,8 @@ def rerun_on_conflict(operation: Callable[[], T], *, what: str) -> T:
     for attempt in range(1, CONFLICT_ATTEMPTS + 1):
         try:
             return operation()
-        except WriteConflictError:
-            if attempt == CONFLICT_ATTEMPTS:
+        except WriteConflictError as error:
+            if attempt == CONFLICT_ATTEMPTS or getattr(error, _AFTER_COMMIT, False):
                 raise
             logger.info(
                 "%s conflicted with another client's write (attempt %d of %d); running it again",
@@ -70,8 +72,8 @@ def rerun_on_conflict(operation: Callable[[], T], *, what: str) -> T:
 
 def rerunning_on_conflict(what: str) -> Callable[[Callable[P, T]], Callable[P, T]]:
     """A method run whole again by :func:`rerun_on_conflict`: for one whose checks are
-    pure and whose writes are one transaction (what it does after the commit, a conflict
-    never reaches)."""
+    pure and whose writes are one transaction; what it does after the commit goes through
+    :func:`after_commit`, so that a conflict there is not run again."""
 
     def decorate(method: Callable[P, T]) -> Callable[P, T]:
         @functools.wraps(method)
@@ -81,3 +83,21 @@ def rerunning_on_conflict(what: str) -> Callable[[Callable[P, T]], Callable[P, T
         return rerun
 
     return decorate
+
+
+def after_commit(work: Callable[P, T]) -> Callable[P, T]:
+    """``work`` as run after an operation's commit (the forget's scrub, inside a method
+    :func:`rerunning_on_conflict` wraps whole): a :class:`WriteConflictError` it raises
+    is raised as it is, never run again with the operation, whose commit stands (run
+    again, a delete found nothing left and answered its entities "not found", review of
+    pass a68)."""
+
+    @functools.wraps(work)
+    def marked(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return work(*args, **kwargs)
+        except WriteConflictError as error:
+            setattr(error, _AFTER_COMMIT, True)
+            raise
+
+    return marked

@@ -37,7 +37,7 @@ from recalld import knowledge_relations
 from recalld._text import prompt_line
 from recalld._time import Clock
 from recalld.config import Settings
-from recalld.conflicts import rerunning_on_conflict
+from recalld.conflicts import after_commit, rerunning_on_conflict
 from recalld.errors import ValidationError
 from recalld.graph.names import check_entity_name, check_entity_type, check_predicate, entity_key
 from recalld.graph_browser import decode_cursor, encode_cursor
@@ -185,7 +185,7 @@ class KnowledgeGraph:
         self._settings = settings
         self._clock = clock
         self._write_memory = write_memory
-        self._after_forget = after_forget
+        self._after_forget = after_commit(after_forget)
         self._namespace = resolve_namespace
 
     # -- validation ------------------------------------------------------------------
