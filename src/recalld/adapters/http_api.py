@@ -67,7 +67,7 @@ from recalld import _validate as check
 from recalld._schema import META_VALUE_NAME, NO_NUL_PATTERN, cap_count, meta_value_schema
 from recalld._version import __version__
 from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, host_name, is_loopback
-from recalld.adapters.dialects.failures import READ_ONLY_MESSAGE, busy_message
+from recalld.adapters.dialects.failures import READ_ONLY_MESSAGE, busy_message, stopped_send
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body import BodyLimit, BodyStalled, BodyTooLarge
@@ -221,7 +221,8 @@ def _unavailable(error: BaseException | None = None) -> JSONResponse:
     """503 for a database server that cannot be reached now (it may come back); for an
     import it stopped, where and what it kept."""
     told = None if error is None else stopped_import_told(error, UNAVAILABLE_CAUSE)
-    message = told or UNAVAILABLE_MESSAGE
+    stopped = None if error is None else stopped_send("database_unavailable", error)
+    message = told or stopped or UNAVAILABLE_MESSAGE
     return _error(503, "database_unavailable", message, headers=UNAVAILABLE_HEADERS)
 
 
@@ -255,11 +256,13 @@ def _recalld_error(request: Request, error: Exception) -> JSONResponse:
         return _error(503, "disk_full", str(error), headers=DISK_FULL_HEADERS)
     if isinstance(error, DatabaseReadOnlyError):
         logger.error("database read-only: %s", error)
-        message = stopped_import_told(error, READ_ONLY_CAUSE) or READ_ONLY_MESSAGE
+        stopped = stopped_send("database_read_only", error)
+        message = stopped_import_told(error, READ_ONLY_CAUSE) or stopped or READ_ONLY_MESSAGE
         return _error(503, "database_read_only", message, headers=READ_ONLY_HEADERS)
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
-        message = stopped_import_told(error, STORAGE_CAUSE) or STORAGE_MESSAGE
+        stopped = stopped_send("storage_error", error)
+        message = stopped_import_told(error, STORAGE_CAUSE) or stopped or STORAGE_MESSAGE
         return _error(503, "storage_error", message)
     if isinstance(error, EmbeddingError):
         logger.error("embedding error: %s", error)

@@ -67,6 +67,7 @@ __all__ = [
     "error_body",
     "error_result",
     "failure_of",
+    "stopped_send",
     "worded",
 ]
 
@@ -120,6 +121,28 @@ _BUSY_CAUSES = {
     BUSY_MESSAGE: "the database is busy (a lock another client holds, a statement timeout,"
     " or every connection in use); retry shortly",
 }
+
+
+# The cause of the other failures a conversation's send may stop at after some chunks,
+# as REST and MCP tell it (review of pass a68: they said "nothing was written", or only
+# "the database could not serve the request", though the earlier chunks were kept).
+_STOP_CAUSES = {
+    "database_unavailable": "the database is unavailable (the server could not be"
+    " reached); retry shortly",
+    "database_read_only": "the database takes no writes (a hot standby, or"
+    " default_transaction_read_only set); point recalld at the primary server",
+    "storage_error": "the database failed",
+}
+
+
+def stopped_send(
+    kind: Literal["database_unavailable", "database_read_only", "storage_error"],
+    error: BaseException,
+) -> str | None:
+    """For a conversation a failure of ``kind`` stopped after some chunks, what REST and MCP
+    clients are told: where it stopped and what it kept (see
+    :mod:`recalld.conversation_stops`); None for any other error."""
+    return stopped_conversation_told(error, _STOP_CAUSES[kind])
 
 
 def busy_message(error: DatabaseBusyError) -> str:
@@ -237,13 +260,15 @@ def failure_of(error: BaseException, renames: Mapping[str, str] | None = None) -
         # As the REST API answers it (503 database_unavailable): the kind a client retries
         # on, and the server's location (user, host, database) only in the server's log.
         logger.error("database unavailable: %s", error)
-        return ToolFailure("database_unavailable", UNAVAILABLE_MESSAGE, None, error)
+        unavailable = stopped_send("database_unavailable", error)
+        return ToolFailure("database_unavailable", unavailable or UNAVAILABLE_MESSAGE, None, error)
     if isinstance(error, DatabaseBusyError):
         logger.error("database busy: %s", error)
         return ToolFailure("database_busy", busy_message(error), None, error)
     if isinstance(error, DatabaseReadOnlyError):
         logger.error("database read-only: %s", error)
-        return ToolFailure("database_read_only", READ_ONLY_MESSAGE, None, error)
+        read_only = stopped_send("database_read_only", error)
+        return ToolFailure("database_read_only", read_only or READ_ONLY_MESSAGE, None, error)
     if isinstance(error, StorageError):
         return ToolFailure(
             "storage_error", f"the database failed: {_unlocated(error)}", None, error
