@@ -92,3 +92,55 @@ def test_a_chunk_broken_as_a_deadlock_is_run_again_counting_each_turn_once(
     assert (report.created, report.updated, report.unchanged) == (7, 0, 0)
     assert [turn.index for turn in report.turns] == list(range(7))
     assert _stored(service, "garden") == [item["content"] for item in MESSAGES]
+
+
+def _moving_send(
+    service: MemoryService, conversation: str, monkeypatch: pytest.MonkeyPatch, conflict: bool
+) -> list[tuple[str, Any, Any]]:
+    """A send of 8 messages in chunks of 3 whose two new ones (X, then Y anchored after it)
+    lose their planned positions to another writer's turn between the first two chunks, so
+    the second chunk moves them; with ``conflict``, that chunk is broken as a deadlock once
+    after it moved X and Y. The stored conversation: (content, position, anchor) each."""
+    stored = [{"role": "user", "content": f"turn {number}"} for number in range(6)]
+    service.remember_conversation(stored, conversation=conversation)
+    mine = [
+        *stored[:4],
+        {"role": "user", "content": "X"},
+        {"role": "user", "content": "Y"},
+        *stored[4:],
+    ]
+    other = [*stored, {"role": "assistant", "content": "Z from another writer"}]
+    with monkeypatch.context() as patched:
+        if conflict:
+            _failing_once_at(patched, 5, WriteConflictError("deadlock: rolled back"))
+        else:
+            patched.setattr(conversations, "CHUNK_TURNS", 3)
+        written: list[int] = []
+
+        def progress(done: int, total: int) -> None:
+            if done == 3 and not written:
+                written.append(
+                    service.remember_conversation(other, conversation=conversation).created
+                )
+
+        report = service.remember_conversation(mine, conversation=conversation, progress=progress)
+    assert written == [1]
+    assert (report.created, report.updated, report.unchanged) == (2, 0, 6)
+    assert [turn.index for turn in report.turns] == list(range(8))
+    turns = service.conversations.turns(f"recalld://conversation/{conversation}")
+    return [(turn.content, turn.meta.get("turn"), turn.meta.get("after")) for turn in turns]
+
+
+def test_a_later_chunk_whose_turns_moved_run_again_stores_what_a_clean_run_does(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The re-run starts from copies of the plan the first chunk left: the rolled-back
+    # attempt's moves (positions, anchors, the next free position) are not kept, or X
+    # and Y moved twice, past a gap (review of pass a68).
+    clean = _moving_send(service, "clean", monkeypatch, conflict=False)
+    rerun = _moving_send(service, "rerun", monkeypatch, conflict=True)
+    assert rerun == clean
+    contents = [content for content, _, _ in clean]
+    assert contents.index("Y") == contents.index("X") + 1
+    positions = {content: position for content, position, _ in clean}
+    assert positions["X"] > positions["Z from another writer"]
