@@ -30,6 +30,7 @@ EXAMPLES: list[errors.RecalldError] = [
     errors.DatabaseBusyError("postgresql://h/db kept a lock held by another client"),
     errors.StatementTimeoutError("postgresql://h/db cut the statement before it finished"),
     errors.DatabaseLockedError("/tmp/m.db stayed locked for 30 s; nothing was written"),
+    errors.WriteConflictError("postgresql://h/db: the write conflicted; nothing was written"),
     errors.EmbeddingError("the model file is missing"),
     errors.EmbedderUnavailableError("http://e/v1/embeddings failed: timed out"),
     errors.AuthenticationError("no bearer token"),

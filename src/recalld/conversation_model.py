@@ -8,14 +8,17 @@ each. What is done with them: :mod:`recalld.conversations`, which re-exports the
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, model_validator
 from pydantic_core import InitErrorDetails, PydanticCustomError
 from pydantic_core import ValidationError as PydanticValidationError
 
+from recalld import _validate as check
 from recalld._schema import DATE_TIME, NAME_PATTERN, NO_NUL_PATTERN, extra, nullable, replaced
+from recalld.errors import ValidationError
 from recalld.model import TAGS_SCHEMA, Moment, Receipt
 
 __all__ = [
@@ -30,6 +33,7 @@ __all__ = [
     "ToolCall",
     "ToolFunction",
     "TurnReceipt",
+    "conversation_of",
     "message_kind",
     "openai_message_schema",
     "role_kind",
@@ -446,3 +450,69 @@ class ConversationReport(BaseModel):
     skipped: int = 0
     turns: list[TurnReceipt] = Field(default_factory=list)
     skipped_messages: list[SkippedMessage] = Field(default_factory=list)
+
+
+def conversation_of(
+    messages: Any,
+    *,
+    conversation: str | None = None,
+    title: str | None = None,
+    at: datetime | str | None = None,
+    source: str | None = None,
+    tags: Sequence[str] = (),
+    include_system: bool = False,
+    include_tools: bool = False,
+) -> Conversation | dict[str, Any]:
+    """The arguments of ``MemoryService.remember_conversation`` as one conversation.
+
+    ``messages`` is a list of messages (dicts or :class:`ConversationMessage`) with
+    the other fields as keywords, or a whole :class:`Conversation` alone. Anything
+    else is a :class:`ValidationError` naming the argument (a ``{"messages": [...]}``
+    dict is a request body: ``Conversation.model_validate`` reads it).
+    """
+    if isinstance(messages, Conversation):
+        given = {
+            "conversation": conversation is not None,
+            "title": title is not None,
+            "at": at is not None,
+            "source": source is not None,
+            "tags": bool(check.listed(tags, "tags")),
+            "include_system": include_system is not False,
+            "include_tools": include_tools is not False,
+        }
+        for name, is_given in given.items():
+            if is_given:
+                raise ValidationError(name, "is set on the Conversation given; set it there")
+        return messages
+    if isinstance(messages, Mapping):
+        raise ValidationError(
+            "messages",
+            "give a list of messages and the other fields as arguments, not a"
+            f" {type(messages).__name__} (a whole conversation: Conversation.model_validate)",
+        )
+    if isinstance(messages, str | bytes) or not isinstance(messages, Iterable):
+        raise ValidationError(
+            "messages", f"give a list of messages, not a {type(messages).__name__}"
+        )
+    listed: list[Any] = []
+    for index, item in enumerate(messages):
+        if isinstance(item, ConversationMessage):
+            listed.append(item.model_dump(exclude_none=True))
+        elif isinstance(item, Mapping):
+            listed.append(dict(item))
+        else:
+            raise ValidationError(
+                f"messages[{index}]",
+                "give a message ({'content', 'role' or 'speaker', 'at'?, 'id'?}),"
+                f" not a {type(item).__name__}",
+            )
+    return {
+        "messages": listed,
+        "conversation": conversation,
+        "title": title,
+        "at": at,
+        "source": source,
+        "tags": check.listed(tags, "tags"),
+        "include_system": include_system,
+        "include_tools": include_tools,
+    }

@@ -71,8 +71,8 @@ one says), and messages with no text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -81,6 +81,7 @@ from recalld import _validate as check
 from recalld._text import shown
 from recalld._time import Clock, parse_instant
 from recalld.config import Settings
+from recalld.conflicts import rerun_on_conflict
 from recalld.conversation_ids import conversation_source, derived_ids, turn_id
 from recalld.conversation_model import (
     MAX_MESSAGES,
@@ -89,6 +90,7 @@ from recalld.conversation_model import (
     ConversationReport,
     SkippedMessage,
     TurnReceipt,
+    conversation_of,
     message_kind,
     role_kind,
     role_name,
@@ -98,6 +100,7 @@ from recalld.conversation_model import (
 )
 from recalld.conversation_placement import TurnKey, borrowed_times, keyed_positions, placement
 from recalld.conversation_spelling import spelled_conversation
+from recalld.conversation_stops import stopped_conversation
 from recalld.errors import ConflictError, ValidationError
 from recalld.model import Memory, NewMemory, Receipt, ScrubState
 from recalld.store.base import Scope, Store, StoreTransaction
@@ -121,72 +124,6 @@ __all__ = [
 ]
 
 CHUNK_TURNS = 500
-
-
-def conversation_of(
-    messages: Any,
-    *,
-    conversation: str | None = None,
-    title: str | None = None,
-    at: datetime | str | None = None,
-    source: str | None = None,
-    tags: Sequence[str] = (),
-    include_system: bool = False,
-    include_tools: bool = False,
-) -> Conversation | dict[str, Any]:
-    """The arguments of ``MemoryService.remember_conversation`` as one conversation.
-
-    ``messages`` is a list of messages (dicts or :class:`ConversationMessage`) with
-    the other fields as keywords, or a whole :class:`Conversation` alone. Anything
-    else is a :class:`ValidationError` naming the argument (a ``{"messages": [...]}``
-    dict is a request body: ``Conversation.model_validate`` reads it).
-    """
-    if isinstance(messages, Conversation):
-        given = {
-            "conversation": conversation is not None,
-            "title": title is not None,
-            "at": at is not None,
-            "source": source is not None,
-            "tags": bool(check.listed(tags, "tags")),
-            "include_system": include_system is not False,
-            "include_tools": include_tools is not False,
-        }
-        for name, is_given in given.items():
-            if is_given:
-                raise ValidationError(name, "is set on the Conversation given; set it there")
-        return messages
-    if isinstance(messages, Mapping):
-        raise ValidationError(
-            "messages",
-            "give a list of messages and the other fields as arguments, not a"
-            f" {type(messages).__name__} (a whole conversation: Conversation.model_validate)",
-        )
-    if isinstance(messages, str | bytes) or not isinstance(messages, Iterable):
-        raise ValidationError(
-            "messages", f"give a list of messages, not a {type(messages).__name__}"
-        )
-    listed: list[Any] = []
-    for index, item in enumerate(messages):
-        if isinstance(item, ConversationMessage):
-            listed.append(item.model_dump(exclude_none=True))
-        elif isinstance(item, Mapping):
-            listed.append(dict(item))
-        else:
-            raise ValidationError(
-                f"messages[{index}]",
-                "give a message ({'content', 'role' or 'speaker', 'at'?, 'id'?}),"
-                f" not a {type(item).__name__}",
-            )
-    return {
-        "messages": listed,
-        "conversation": conversation,
-        "title": title,
-        "at": at,
-        "source": source,
-        "tags": check.listed(tags, "tags"),
-        "include_system": include_system,
-        "include_tools": include_tools,
-    }
 
 
 @dataclass
@@ -282,49 +219,55 @@ class Conversations:
         plan: _Plan | None = None
         report: ConversationReport | None = None
         for start in range(0, max(len(kept), 1), CHUNK_TURNS):
-            with self._store.transaction() as tx:
-                if plan is None:
-                    # Placed while this send holds the conversation, so two sends of new
-                    # turns cannot both take the same free positions; and checked before
-                    # the first chunk: a conflict found in a later one would leave the
-                    # earlier chunks written.
-                    plan = self._plan(tx, scope_namespace, parsed, kept)
-                    report = ConversationReport(
-                        conversation=plan.conversation_id,
-                        source=plan.source,
-                        skipped=len(skipped),
-                        skipped_messages=skipped,
-                    )
-                else:
-                    # A later chunk, in its own transaction: another writer may have
-                    # written to the conversation since the first (see _moved).
-                    tx.serialise("conversation", scope_namespace, plan.conversation_id)
-                assert report is not None
-                for index, message in kept[start : start + CHUNK_TURNS]:
-                    written = None
-                    if message.id is None and start > 0:
-                        written = self._moved(tx, scope_namespace, plan, index, message)
-                    if written is not None:
-                        # Another writer's turn that says this message's words: it keeps
-                        # its own time, tags and meta (this send changes nothing there).
-                        report.unchanged += 1
-                        receipt = _receipt(written, "unchanged")
-                        report.turns.append(TurnReceipt(index=index, receipt=receipt))
-                        continue
-                    receipt = self._turn(
-                        tx,
-                        scope_namespace,
-                        parsed,
-                        plan.conversation_id,
-                        plan.source,
-                        index,
-                        plan.positions[index],
-                        message,
-                        borrowed[index],
-                        report,
-                        None if message.id is not None else plan.after.get(plan.positions[index]),
-                    )
-                    report.turns.append(TurnReceipt(index=index, receipt=receipt))
+
+            def chunk(
+                start: int = start,
+                earlier: _Plan | None = plan,
+                before: ConversationReport | None = report,
+            ) -> tuple[_Plan, ConversationReport]:
+                # Run again whole when PostgreSQL breaks it as a deadlock: on copies of the
+                # plan and report the chunks before left, so a rolled-back attempt leaves
+                # neither a turn counted nor a position taken (adversarial pass a68).
+                with self._store.transaction() as tx:
+                    if earlier is None or before is None:
+                        # Placed while this send holds the conversation, so two sends of
+                        # new turns cannot both take the same free positions; and checked
+                        # before the first chunk: a conflict found in a later one would
+                        # leave the earlier chunks written.
+                        placed = self._plan(tx, scope_namespace, parsed, kept)
+                        told = ConversationReport(
+                            conversation=placed.conversation_id,
+                            source=placed.source,
+                            skipped=len(skipped),
+                            skipped_messages=skipped,
+                        )
+                    else:
+                        placed = replace(
+                            earlier,
+                            positions=dict(earlier.positions),
+                            seen=dict(earlier.seen),
+                            after=dict(earlier.after),
+                        )
+                        told = before.model_copy(update={"turns": list(before.turns)})
+                        # A later chunk, in its own transaction: another writer may have
+                        # written to the conversation since the first (see _moved).
+                        tx.serialise("conversation", scope_namespace, placed.conversation_id)
+                    for index, message in kept[start : start + CHUNK_TURNS]:
+                        self._write_turn(
+                            tx,
+                            scope_namespace,
+                            parsed,
+                            placed,
+                            told,
+                            start > 0,
+                            index,
+                            message,
+                            borrowed[index],
+                        )
+                return placed, told
+
+            with stopped_conversation(report, kept[start : start + CHUNK_TURNS]):
+                plan, report = rerun_on_conflict(chunk, what="remember_conversation")
             if progress is not None and kept:
                 progress(min(start + CHUNK_TURNS, len(kept)), len(kept))
         assert report is not None
@@ -336,6 +279,45 @@ class Conversations:
             for turn in dropping:
                 turn.receipt = turn.receipt.model_copy(update={"scrub": scrub})
         return report
+
+    def _write_turn(
+        self,
+        tx: StoreTransaction,
+        namespace: str,
+        parsed: Conversation,
+        plan: _Plan,
+        report: ConversationReport,
+        later: bool,
+        index: int,
+        message: ConversationMessage,
+        borrowed: datetime | str | None,
+    ) -> None:
+        """Write message ``index`` of a send as its turn, in ``report`` (a chunk after the
+        first, ``later``, first looks for another writer's turn saying it)."""
+        written = None
+        if message.id is None and later:
+            written = self._moved(tx, namespace, plan, index, message)
+        if written is not None:
+            # Another writer's turn that says this message's words: it keeps its own
+            # time, tags and meta (this send changes nothing there).
+            report.unchanged += 1
+            report.turns.append(TurnReceipt(index=index, receipt=_receipt(written, "unchanged")))
+            return
+        position = plan.positions[index]
+        receipt = self._turn(
+            tx,
+            namespace,
+            parsed,
+            plan.conversation_id,
+            plan.source,
+            index,
+            position,
+            message,
+            borrowed,
+            report,
+            None if message.id is not None else plan.after.get(position),
+        )
+        report.turns.append(TurnReceipt(index=index, receipt=receipt))
 
     def _check(self, conversation: Conversation) -> None:
         """Check every field up front, skipped messages too: nothing is written unless the

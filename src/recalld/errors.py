@@ -14,6 +14,7 @@
     │   ├── DatabaseReplacedError   the SQLite file was moved or replaced under the process
     │   └── DatabaseBusyError   the server is there but did not do the work in time
     │       ├── StatementTimeoutError   the server's timeout cut recalld's statement
+    │       ├── WriteConflictError      PostgreSQL broke a deadlock or serialization failure
     │       └── DatabaseLockedError     another connection held SQLite's write lock too long
     └── EmbeddingError    the embedding model could not be loaded or could not embed
         └── EmbedderUnavailableError   the embedding endpoint cannot be reached (yet)
@@ -44,6 +45,7 @@ __all__ = [
     "StatementTimeoutError",
     "StorageError",
     "ValidationError",
+    "WriteConflictError",
 ]
 
 
@@ -157,6 +159,15 @@ class StatementTimeoutError(DatabaseBusyError):
     recalld's: nothing was written. It may be the work's own size, so the worker counts
     it as a failed attempt (a batch too slow for the timeout fails after
     ``RECALLD_WORKER_MAX_ATTEMPTS`` rather than being retried for ever).
+    """
+
+
+class WriteConflictError(DatabaseBusyError):
+    """PostgreSQL chose this transaction as a deadlock's victim, or could not serialise it
+    with another client's: it was rolled back whole, so nothing was written, and the same
+    work run again meets the other's committed result. The service runs its own writes
+    again a few times before answering it (:func:`recalld.conflicts.rerun_on_conflict`);
+    what still reaches a caller is HTTP 503 ``database_busy`` with ``Retry-After``.
     """
 
 

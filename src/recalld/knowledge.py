@@ -28,14 +28,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from recalld import _validate as check
+from recalld import knowledge_relations
 from recalld._text import prompt_line
 from recalld._time import Clock
 from recalld.config import Settings
+from recalld.conflicts import after_commit, rerunning_on_conflict
 from recalld.errors import ValidationError
 from recalld.graph.names import check_entity_name, check_entity_type, check_predicate, entity_key
 from recalld.graph_browser import decode_cursor, encode_cursor
@@ -44,8 +46,10 @@ from recalld.knowledge_bounds import (
     bounded_items,
     check_entity_room,
     entity_room_error,
+    first_of_each,
     import_batches,
 )
+from recalld.knowledge_relations import relation_identity, relation_keys, relation_label
 from recalld.model import ImportLineError, Memory, NewMemory, Receipt
 from recalld.store.base import Scope, Store, StoreTransaction
 from recalld.store.graph import EntityRecord, RelationRecord
@@ -75,8 +79,6 @@ PAGE_OBSERVATION_CHARACTERS = 1_000_000
 # How many entities' observations a page reads first while it fills its budget (each next
 # read takes twice as many: a page of 1,000 small entities is seven reads, not a hundred).
 PAGE_READ_CHUNK = 10
-
-Item = TypeVar("Item")
 
 WriteMemory = Callable[[StoreTransaction, NewMemory, str], tuple[Receipt, Memory]]
 
@@ -167,10 +169,6 @@ class KnowledgeImportReport(BaseModel):
     errors: list[ImportLineError] = Field(default_factory=list)
 
 
-def _relation_label(source: str, relation_type: str, target: str) -> str:
-    return f"{source} -[{relation_type}]-> {target}"
-
-
 class KnowledgeGraph:
     """The reference server's nine operations over one store (see the module docstring)."""
 
@@ -187,7 +185,7 @@ class KnowledgeGraph:
         self._settings = settings
         self._clock = clock
         self._write_memory = write_memory
-        self._after_forget = after_forget
+        self._after_forget = after_commit(after_forget)
         self._namespace = resolve_namespace
 
     # -- validation ------------------------------------------------------------------
@@ -214,6 +212,7 @@ class KnowledgeGraph:
         _, memory = self._write_memory(tx, draft, namespace)
         tx.graph.link_observation(entity.id, memory.seq)
 
+    @rerunning_on_conflict("create_entities")
     def create_entities(
         self, entities: Sequence[KnowledgeEntity | dict[str, Any]], *, namespace: str | None = None
     ) -> list[KnowledgeEntity]:
@@ -246,10 +245,17 @@ class KnowledgeGraph:
         now = self._clock()
         with self._store.transaction() as tx:
             tx.graph.lock_entities(scope_namespace, (entity_key(e.name) for e in parsed))
-            for entity in parsed:
-                record, changed = tx.graph.declare_entity(
+            # Declared in key order, as an extraction upserts them, so that neither waits
+            # for a row the other holds (adversarial pass a68); observations and answer
+            # in the order given. sorted() is stable: a name given twice, its first wins.
+            declared: dict[int, tuple[EntityRecord, bool]] = {}
+            for index in sorted(range(len(parsed)), key=lambda at: entity_key(parsed[at].name)):
+                entity = parsed[index]
+                declared[index] = tx.graph.declare_entity(
                     scope_namespace, entity.name, entity.entity_type, now
                 )
+            for index, entity in enumerate(parsed):
+                record, changed = declared[index]
                 if not changed:
                     continue
                 observations = list(dict.fromkeys(entity.observations))
@@ -258,6 +264,7 @@ class KnowledgeGraph:
                 created.append(entity.model_copy(update={"observations": observations}))
         return created
 
+    @rerunning_on_conflict("create_relations")
     def create_relations(
         self,
         relations: Sequence[KnowledgeRelation | dict[str, Any]],
@@ -273,20 +280,21 @@ class KnowledgeGraph:
         created: list[KnowledgeRelation] = []
         now = self._clock()
         with self._store.transaction() as tx:
-            tx.graph.lock_entities(scope_namespace, _relation_keys(parsed))
+            tx.graph.lock_entities(scope_namespace, relation_keys(parsed))
             for index, relation in enumerate(parsed):
-                ends = []
                 for field, name in (("from", relation.source), ("to", relation.target)):
-                    found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
-                    if found is None:
+                    if tx.graph.find_entity(scope_namespace, entity_key(name), now) is None:
                         raise ValidationError(
                             f"relations[{index}].{field}",
                             f"no entity named {name!r}; create it with create_entities first",
                         )
-                    declared, _ = tx.graph.declare_entity(scope_namespace, name, None, now)
-                    ends.append(declared.id)
+            ends = [name for relation in parsed for name in (relation.source, relation.target)]
+            declared = knowledge_relations.declared_entities(tx.graph, scope_namespace, ends, now)
+            for relation in parsed:
+                source = declared[entity_key(relation.source)].id
+                target = declared[entity_key(relation.target)].id
                 if tx.graph.declare_relation(
-                    scope_namespace, ends[0], relation.relation_type, ends[1], now
+                    scope_namespace, source, relation.relation_type, target, now
                 ):
                     created.append(relation)
         return created
@@ -299,6 +307,7 @@ class KnowledgeGraph:
             relation_type=check_predicate(relation.relation_type, f"{field}.relationType"),
         )
 
+    @rerunning_on_conflict("add_observations")
     def add_observations(
         self,
         observations: Sequence[ObservationAddition | dict[str, Any]],
@@ -325,13 +334,15 @@ class KnowledgeGraph:
         now = self._clock()
         with self._store.transaction() as tx:
             tx.graph.lock_entities(scope_namespace, (entity_key(name) for name, _ in parsed))
-            for index, (name, contents) in enumerate(parsed):
-                found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
-                if found is None:
+            for index, (name, _) in enumerate(parsed):
+                if tx.graph.find_entity(scope_namespace, entity_key(name), now) is None:
                     raise ValidationError(
                         f"observations[{index}].entityName", f"no entity named {name!r}"
                     )
-                record, _ = tx.graph.declare_entity(scope_namespace, name, None, now)
+            names = (name for name, _ in parsed)
+            declared = knowledge_relations.declared_entities(tx.graph, scope_namespace, names, now)
+            for index, (name, contents) in enumerate(parsed):
+                record = declared[entity_key(name)]
                 wanted = list(dict.fromkeys(contents))
                 existing = {content for _, content in tx.graph.observations(record.id, now, wanted)}
                 added = [content for content in wanted if content not in existing]
@@ -345,6 +356,7 @@ class KnowledgeGraph:
                 results.append(AddedObservations(entity_name=name, added_observations=added))
         return results
 
+    @rerunning_on_conflict("delete_entities")
     def delete_entities(
         self, names: Sequence[str], *, namespace: str | None = None
     ) -> RemovalReport:
@@ -355,29 +367,34 @@ class KnowledgeGraph:
             check_entity_name(name, f"entityNames[{index}]")
             for index, name in enumerate(bounded_items("entityNames", names))
         ]
-        deleted: list[str] = []
-        missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
             tx.graph.lock_entities(scope_namespace, (entity_key(name) for name in checked))
             # A name given again (in any spelling of its key) was answered by its first:
             # reporting it "not found" too would contradict its deletion.
-            for name in _first_of_each(checked, entity_key):
-                found = tx.graph.find_entity(scope_namespace, entity_key(name), now)
-                if found is None:
-                    missing.append(name)
-                    continue
-                # Every observation, expired ones too: the entity is forgotten now.
-                for seq, _ in tx.graph.observations(found.id, None):
-                    tx.delete(seq)
-                tx.graph.delete_entity(found.id)
-                deleted.append(name)
-            if deleted:
+            named = {
+                name: tx.graph.find_entity(scope_namespace, entity_key(name), now)
+                for name in first_of_each(checked, entity_key)
+            }
+            found = [entity for entity in named.values() if entity is not None]
+            # Every observation (expired ones too: the entity is forgotten now), then the
+            # entities, each in order: as an extraction or a forget takes memories and
+            # entities, so that none of them deadlocks with this (adversarial pass a68).
+            observed = (
+                seq for entity in found for seq, _ in tx.graph.observations(entity.id, None)
+            )
+            for seq in sorted(observed):
+                tx.delete(seq)
+            for entity in sorted(found, key=lambda entity: entity.key):
+                tx.graph.delete_entity(entity.id)
+            if found:
                 tx.dropped_content("forget", now)
-        if deleted:
+        if found:
             self._after_forget()
-        return _report("entities", deleted, missing)
+        deleted = [name for name, entity in named.items() if entity is not None]
+        return _report("entities", deleted, [name for name in named if name not in deleted])
 
+    @rerunning_on_conflict("delete_observations")
     def delete_observations(
         self,
         deletions: Sequence[ObservationDeletion | dict[str, Any]],
@@ -426,6 +443,7 @@ class KnowledgeGraph:
             self._after_forget()
         return _report("observations", deleted, missing)
 
+    @rerunning_on_conflict("delete_relations")
     def delete_relations(
         self,
         relations: Sequence[KnowledgeRelation | dict[str, Any]],
@@ -442,9 +460,9 @@ class KnowledgeGraph:
         missing: list[str] = []
         now = self._clock()
         with self._store.transaction() as tx:
-            tx.graph.lock_entities(scope_namespace, _relation_keys(parsed))
-            for relation in _first_of_each(parsed, _relation_identity):
-                label = _relation_label(relation.source, relation.relation_type, relation.target)
+            tx.graph.lock_entities(scope_namespace, relation_keys(parsed))
+            for relation in first_of_each(parsed, relation_identity):
+                label = relation_label(relation.source, relation.relation_type, relation.target)
                 source = tx.graph.find_entity(scope_namespace, entity_key(relation.source), now)
                 target = tx.graph.find_entity(scope_namespace, entity_key(relation.target), now)
                 if (
@@ -685,7 +703,7 @@ class KnowledgeGraph:
             ):
                 tx.graph.lock_entities(
                     scope_namespace,
-                    _relation_keys([relation for _, relation in relations[start : start + 500]]),
+                    relation_keys([relation for _, relation in relations[start : start + 500]]),
                 )
                 for number, relation in relations[start : start + 500]:
                     self._import_relation(tx, scope_namespace, number, relation, now, report)
@@ -768,24 +786,6 @@ class KnowledgeGraph:
             report.relations += 1
         else:
             report.unchanged += 1
-
-
-def _first_of_each(items: Iterable[Item], identity: Callable[[Item], object]) -> list[Item]:
-    """``items`` without those whose identity an earlier one had."""
-    firsts: dict[object, Item] = {}
-    for item in items:
-        firsts.setdefault(identity(item), item)
-    return list(firsts.values())
-
-
-def _relation_keys(relations: Iterable[KnowledgeRelation]) -> list[str]:
-    """The keys of the relations' ends."""
-    return [entity_key(name) for r in relations for name in (r.source, r.target)]
-
-
-def _relation_identity(relation: KnowledgeRelation) -> tuple[str, str, str]:
-    # The store matches ends on their keys and the relation type exactly.
-    return (entity_key(relation.source), relation.relation_type, entity_key(relation.target))
 
 
 def _report(what: str, deleted: Sequence[str], missing: Sequence[str]) -> RemovalReport:

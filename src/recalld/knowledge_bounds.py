@@ -4,7 +4,7 @@ which grew to its size limit)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from recalld.errors import ValidationError
@@ -21,6 +21,7 @@ __all__ = [
     "check_entity_room",
     "check_observation_edit",
     "entity_room_error",
+    "first_of_each",
     "import_batches",
 ]
 
@@ -118,3 +119,11 @@ def import_batches(items: Sequence[Item], size: Callable[[Item], int]) -> Iterat
         held += size(item)
     if batch:
         yield batch
+
+
+def first_of_each(items: Iterable[Item], identity: Callable[[Item], object]) -> list[Item]:
+    """``items`` without those whose identity an earlier one had."""
+    firsts: dict[object, Item] = {}
+    for item in items:
+        firsts.setdefault(identity(item), item)
+    return list(firsts.values())

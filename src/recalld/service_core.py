@@ -18,6 +18,7 @@ from typing import Any
 
 from recalld import _validate as check
 from recalld._text import shown
+from recalld.conflicts import rerun_on_conflict
 from recalld.errors import (
     ConflictError,
     DiskFullError,
@@ -123,18 +124,22 @@ class ServiceCore(ServiceReads):
         for index, draft in enumerate(parsed):
             _not_an_intention(draft.kind, "kind" if len(parsed) == 1 else f"[{index}].kind")
         self._maybe_purge()
-        receipts = []
-        with self.store.transaction() as tx:
-            for index, draft in enumerate(parsed):
-                try:
-                    receipts.append(self._write(tx, draft, scope_namespace, dedupe=True)[0])
-                except (ValidationError, ConflictError) as error:
-                    if len(parsed) == 1:  # one memory (remember): its field alone
-                        raise
-                    # Which draft of the batch (none of it is written): a key or id that
-                    # collides is named as a refused value is.
-                    raise type(error)(f"[{index}].{error.field}", error.message) from None
-        return self._scrubbed(receipts)
+
+        def write() -> list[Receipt]:
+            receipts = []
+            with self.store.transaction() as tx:
+                for index, draft in enumerate(parsed):
+                    try:
+                        receipts.append(self._write(tx, draft, scope_namespace, dedupe=True)[0])
+                    except (ValidationError, ConflictError) as error:
+                        if len(parsed) == 1:  # one memory (remember): its field alone
+                            raise
+                        # Which draft of the batch (none of it is written): a key or id
+                        # that collides is named as a refused value is.
+                        raise type(error)(f"[{index}].{error.field}", error.message) from None
+            return receipts
+
+        return self._scrubbed(rerun_on_conflict(write, what="remember"))
 
     def _scrubbed(self, receipts: list[Receipt]) -> list[Receipt]:
         """Scrub once after a committed batch that dropped content; say how it went."""
@@ -177,12 +182,17 @@ class ServiceCore(ServiceReads):
         parsed = draft if isinstance(draft, NewMemory) else check.parse_model(NewMemory, draft)
         _not_an_intention(parsed.kind, "kind")
         self._maybe_purge()
-        with self.store.transaction() as tx:
-            if expected_version is not None:
-                _check_key_version(tx, parsed, scope_namespace, expected_version, self._clock())
-            receipt, memory = self._write(tx, parsed, scope_namespace, dedupe=dedupe)
-            if signals or biometrics:
-                tx.save_signals(memory.seq, signals or {}, biometrics or {})
+
+        def write() -> tuple[Receipt, Memory]:
+            with self.store.transaction() as tx:
+                if expected_version is not None:
+                    _check_key_version(tx, parsed, scope_namespace, expected_version, self._clock())
+                receipt, memory = self._write(tx, parsed, scope_namespace, dedupe=dedupe)
+                if signals or biometrics:
+                    tx.save_signals(memory.seq, signals or {}, biometrics or {})
+            return receipt, memory
+
+        receipt, memory = rerun_on_conflict(write, what="put")
         return self._scrubbed([receipt])[0], memory
 
     def update(
@@ -217,21 +227,28 @@ class ServiceCore(ServiceReads):
         if "meta" in given and patch.meta is None:
             patch = patch.model_copy(update={"meta": {}})
         now = self._clock()
-        with self.store.transaction() as tx:
-            current = tx.find(scope_namespace, id=memory_id)
-            if current is None or expired(current, now):
-                raise NotFoundError(f"no memory with id {shown(memory_id)} in {scope_namespace!r}")
-            if expected_version is not None:
-                _check_version(current, expected_version)
-            if "kind" in given and patch.kind != current.kind:
-                if current.kind == INTENTION_KIND:
-                    raise ValidationError(
-                        "kind", "a reminder's memory stays kind 'intention' (cancel the reminder)"
+
+        def write() -> tuple[Memory, bool]:
+            with self.store.transaction() as tx:
+                current = tx.find(scope_namespace, id=memory_id)
+                if current is None or expired(current, now):
+                    raise NotFoundError(
+                        f"no memory with id {shown(memory_id)} in {scope_namespace!r}"
                     )
-                _not_an_intention(patch.kind, "kind")
-            memory, dropped = self._writer.updated(
-                tx, current, {name: getattr(patch, name) for name in given}, now
-            )
+                if expected_version is not None:
+                    _check_version(current, expected_version)
+                if "kind" in given and patch.kind != current.kind:
+                    if current.kind == INTENTION_KIND:
+                        raise ValidationError(
+                            "kind",
+                            "a reminder's memory stays kind 'intention' (cancel the reminder)",
+                        )
+                    _not_an_intention(patch.kind, "kind")
+                return self._writer.updated(
+                    tx, current, {name: getattr(patch, name) for name in given}, now
+                )
+
+        memory, dropped = rerun_on_conflict(write, what="update")
         if dropped:
             self.scrubber.after_drop()
         return memory
@@ -280,11 +297,11 @@ class ServiceCore(ServiceReads):
                 return True
 
         try:
-            deleted = delete()
+            deleted = rerun_on_conflict(delete, what="forget")
         except DiskFullError:
             if not self.store.release_reserve():
                 raise
-            deleted = delete()
+            deleted = rerun_on_conflict(delete, what="forget")
         if not deleted:
             return Forgotten.of(False, "none")
         return Forgotten.of(True, self._after_forget())

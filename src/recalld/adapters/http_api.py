@@ -65,7 +65,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from recalld import _validate as check
 from recalld._version import __version__
 from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, host_name, is_loopback
-from recalld.adapters.dialects.failures import BUSY_MESSAGE, LOCKED_MESSAGE, READ_ONLY_MESSAGE
+from recalld.adapters.dialects.failures import READ_ONLY_MESSAGE, busy_message, stopped_send
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body import BodyLimit, BodyStalled, BodyTooLarge
@@ -209,7 +209,7 @@ READ_ONLY_CAUSE = (
 # A standby a failover is promoting takes writes in seconds; one named by mistake never.
 READ_ONLY_HEADERS = {"Retry-After": "5"}
 # An import a busy database stopped after some chunks: the cause, then where it stopped
-# and what it kept (BUSY_MESSAGE and LOCKED_MESSAGE, the MCP dialects' too, otherwise).
+# and what it kept (failures.busy_message, the MCP dialects' too, otherwise).
 BUSY_CAUSE = (
     "the database is busy (a lock another client holds, a statement timeout, or every"
     " connection in use): nothing of that line's chunk was written; retry shortly"
@@ -227,7 +227,8 @@ def _unavailable(error: BaseException | None = None) -> JSONResponse:
     """503 for a database server that cannot be reached now (it may come back); for an
     import it stopped, where and what it kept."""
     told = None if error is None else stopped_import_told(error, UNAVAILABLE_CAUSE)
-    message = told or UNAVAILABLE_MESSAGE
+    stopped = None if error is None else stopped_send("database_unavailable", error)
+    message = told or stopped or UNAVAILABLE_MESSAGE
     return _error(503, "database_unavailable", message, headers=UNAVAILABLE_HEADERS)
 
 
@@ -253,21 +254,22 @@ def _recalld_error(request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, DatabaseBusyError):
         logger.error("database busy: %s", error)
         # SQLite's write lock says so; neither says where the database is (the log's).
-        locked = isinstance(error, DatabaseLockedError)
-        cause = LOCKED_CAUSE if locked else BUSY_CAUSE
-        message = stopped_import_told(error, cause) or (LOCKED_MESSAGE if locked else BUSY_MESSAGE)
+        cause = LOCKED_CAUSE if isinstance(error, DatabaseLockedError) else BUSY_CAUSE
+        message = stopped_import_told(error, cause) or busy_message(error)
         return _error(503, "database_busy", message, headers=UNAVAILABLE_HEADERS)
     if isinstance(error, DiskFullError):
         logger.error("disk full: %s", error)
         return _error(503, "disk_full", str(error), headers=DISK_FULL_HEADERS)
     if isinstance(error, DatabaseReadOnlyError):
         logger.error("database read-only: %s", error)
-        message = stopped_import_told(error, READ_ONLY_CAUSE) or READ_ONLY_MESSAGE
+        stopped = stopped_send("database_read_only", error)
+        message = stopped_import_told(error, READ_ONLY_CAUSE) or stopped or READ_ONLY_MESSAGE
         return _error(503, "database_read_only", message, headers=READ_ONLY_HEADERS)
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
         said = error.told if isinstance(error, DatabaseReplacedError) else STORAGE_MESSAGE
-        message = stopped_import_told(error, STORAGE_CAUSE) or said
+        stopped = stopped_send("storage_error", error)
+        message = stopped_import_told(error, STORAGE_CAUSE) or stopped or said
         return _error(503, "storage_error", message)
     if isinstance(error, EmbeddingError):
         logger.error("embedding error: %s", error)

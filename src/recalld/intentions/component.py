@@ -20,6 +20,7 @@ from recalld import _validate as check
 from recalld._text import shown
 from recalld._time import Clock
 from recalld.config import Settings
+from recalld.conflicts import rerun_on_conflict
 from recalld.errors import NotFoundError, ValidationError
 from recalld.intentions.building import build, describe, recurrence_of, trigger_record
 from recalld.intentions.evaluation import (
@@ -168,9 +169,16 @@ class Intentions:
             expires_at=built.expires_at,
             next_due=built.next_due,
         )
-        with self._store.transaction() as tx:
-            _, memory = self._write(tx, draft, scope_namespace)
-            tx.save_intention(memory.seq, record)
+
+        def write() -> Memory:
+            with self._store.transaction() as tx:
+                _, memory = self._write(tx, draft, scope_namespace)
+                tx.save_intention(memory.seq, record)
+            return memory
+
+        # A deadlock's victim on PostgreSQL is run again whole, as a remember is (review of
+        # pass a68): it was a 503 the same call a moment later got through.
+        memory = rerun_on_conflict(write, what="remind")
         if self.scheduler is not None and built.scheduled:
             self.scheduler.wake()
         stored = self._store.intentions.get(scope_namespace, memory.id, now=now)

@@ -61,6 +61,7 @@ from recalld.errors import (
     StatementTimeoutError,
     StorageError,
     ValidationError,
+    WriteConflictError,
 )
 from recalld.store.postgres_json import dumps as json_dumps
 from recalld.store.postgres_refusals import Refusals
@@ -471,13 +472,15 @@ class PostgresDatabase:
             " what makes the statement slow"
         )
 
-    def _conflicted(self, error: psycopg.Error) -> DatabaseBusyError:
+    def _conflicted(self, error: psycopg.Error) -> WriteConflictError:
         """A deadlock or serialization failure in work whose caller's code cannot be run
         again here: the server rolled it back, so nothing was written, and the same request
         sent again runs against the other's committed work. "database_busy" (503 with
         ``Retry-After``), as another client's lock held too long is: it was a plain
-        ``StorageError``, a 500 that said nothing of retrying (adversarial pass b67)."""
-        return DatabaseBusyError(
+        ``StorageError``, a 500 that said nothing of retrying (adversarial pass b67). Its
+        own kind, so that the service runs the whole operation again in a fresh
+        transaction (:func:`recalld.conflicts.rerun_on_conflict`, adversarial pass a68)."""
+        return WriteConflictError(
             f"{self.display}: the write conflicted with another client's at the same moment"
             f" ({self._primary(error)}) and was rolled back: nothing was written; send it"
             " again"

@@ -82,6 +82,8 @@ class PostgresTransaction(PostgresLedger):
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self._tombstones = TombstoneWork()
+        # One for the transaction: it remembers the entities it found (see delete_entity).
+        self._graph = PostgresGraphTransaction(connection, self._tombstones)
 
     def finish(self) -> None:
         """The transaction's last writes, before it commits: its tombstones (see
@@ -271,4 +273,4 @@ class PostgresTransaction(PostgresLedger):
     @property
     def graph(self) -> PostgresGraphTransaction:
         """The knowledge graph's writes inside this transaction."""
-        return PostgresGraphTransaction(self._connection, self._tombstones)
+        return self._graph

@@ -40,6 +40,7 @@ from pydantic import Field
 from recalld import _validate as check
 from recalld._location import without_location
 from recalld._text import MAX_ECHO_CHARS, shown
+from recalld.conversation_stops import stopped_conversation_told
 from recalld.errors import (
     ConflictError,
     DatabaseBusyError,
@@ -54,6 +55,7 @@ from recalld.errors import (
     RecalldError,
     StorageError,
     ValidationError,
+    WriteConflictError,
 )
 
 __all__ = [
@@ -63,9 +65,11 @@ __all__ = [
     "ToolCall",
     "ToolFailure",
     "ToolWords",
+    "busy_message",
     "error_body",
     "error_result",
     "failure_of",
+    "stopped_send",
     "worded",
 ]
 
@@ -92,7 +96,7 @@ READ_ONLY_MESSAGE = (
     "the database takes no writes (a hot standby, or default_transaction_read_only set for"
     " the database or role): nothing was written; point recalld at the primary server"
 )
-# What it says for DatabaseBusyError (http_api.BUSY_MESSAGE).
+# What it says for DatabaseBusyError (REST too, through busy_message).
 BUSY_MESSAGE = (
     "the database is busy (a lock another client holds, a statement timeout, or every"
     " connection in use): nothing was written; retry shortly"
@@ -102,6 +106,61 @@ LOCKED_MESSAGE = (
     "the database stayed locked by another connection's write past"
     " RECALLD_LOCK_RETRY_SECONDS; nothing was written; retry shortly"
 )
+# A deadlock or serialization failure PostgreSQL broke, still there after the service ran
+# the write again (WriteConflictError): what happened and what to do, not "a lock another
+# client holds", which sent a client looking for one (adversarial pass a68).
+CONFLICT_MESSAGE = (
+    "the write conflicted with other clients' writes to the same memories or entities at"
+    " the same moment, again after recalld ran it again (a deadlock or serialization"
+    " failure): nothing was written; send it again"
+)
+# Each one's cause, for a conversation a busy database stopped after some of its turns.
+_BUSY_CAUSES = {
+    LOCKED_MESSAGE: "the database stayed locked by another connection's write past"
+    " RECALLD_LOCK_RETRY_SECONDS; retry shortly",
+    CONFLICT_MESSAGE: "the write conflicted with other clients' writes at the same moment;"
+    " send it again",
+    BUSY_MESSAGE: "the database is busy (a lock another client holds, a statement timeout,"
+    " or every connection in use); retry shortly",
+}
+
+
+# The cause of the other failures a conversation's send may stop at after some chunks,
+# as REST and MCP tell it (review of pass a68: they said "nothing was written", or only
+# "the database could not serve the request", though the earlier chunks were kept).
+_STOP_CAUSES = {
+    "database_unavailable": "the database is unavailable (the server could not be"
+    " reached); retry shortly",
+    "database_read_only": "the database takes no writes (a hot standby, or"
+    " default_transaction_read_only set); point recalld at the primary server",
+    "storage_error": "the database failed",
+}
+
+
+def stopped_send(
+    kind: Literal["database_unavailable", "database_read_only", "storage_error"],
+    error: BaseException,
+) -> str | None:
+    """For a conversation a failure of ``kind`` stopped after some chunks, what REST and MCP
+    clients are told: where it stopped and what it kept (see
+    :mod:`recalld.conversation_stops`); None for any other error."""
+    return stopped_conversation_told(error, _STOP_CAUSES[kind])
+
+
+def busy_message(error: DatabaseBusyError) -> str:
+    """What REST and MCP clients are told for ``error`` (503 ``database_busy``): SQLite's
+    lock, a PostgreSQL conflict or a busy server, each with what to do; for a conversation
+    it stopped after some chunks, where it stopped and what it kept (see
+    :mod:`recalld.conversation_stops`). Where the database is stays the log's."""
+    if isinstance(error, DatabaseLockedError):
+        message = LOCKED_MESSAGE
+    elif isinstance(error, WriteConflictError):
+        message = CONFLICT_MESSAGE
+    else:
+        message = BUSY_MESSAGE
+    return stopped_conversation_told(error, _BUSY_CAUSES[message]) or message
+
+
 # pydantic puts the union member or validator it tried into the error location;
 # those are not argument names.
 _TYPE_WORDS = frozenset(
@@ -282,14 +341,15 @@ def failure_of(
         # As the REST API answers it (503 database_unavailable): the kind a client retries
         # on, and the server's location (user, host, database) only in the server's log.
         logger.error("database unavailable: %s", error)
-        return ToolFailure("database_unavailable", UNAVAILABLE_MESSAGE, None, error)
+        unavailable = stopped_send("database_unavailable", error)
+        return ToolFailure("database_unavailable", unavailable or UNAVAILABLE_MESSAGE, None, error)
     if isinstance(error, DatabaseBusyError):
         logger.error("database busy: %s", error)
-        busy = LOCKED_MESSAGE if isinstance(error, DatabaseLockedError) else BUSY_MESSAGE
-        return ToolFailure("database_busy", busy, None, error)
+        return ToolFailure("database_busy", busy_message(error), None, error)
     if isinstance(error, DatabaseReadOnlyError):
         logger.error("database read-only: %s", error)
-        return ToolFailure("database_read_only", READ_ONLY_MESSAGE, None, error)
+        read_only = stopped_send("database_read_only", error)
+        return ToolFailure("database_read_only", read_only or READ_ONLY_MESSAGE, None, error)
     if isinstance(error, DatabaseReplacedError):
         logger.error("database replaced: %s", error)
         return ToolFailure("storage_error", DatabaseReplacedError.told, None, error)

@@ -1,0 +1,130 @@
+"""Mixed knowledge-graph traffic on one PostgreSQL database: how often a write is refused.
+
+Six threads on two :class:`MemoryService` instances (two processes' worth of pools) share
+a handful of entity names: they remember, update and forget memories naming them (graph
+extraction by the rules extractor, run by a worker on each service), create and delete
+entities, add relations. Every write refused ``database_busy`` (a deadlock or
+serialization failure PostgreSQL broke) is counted; any other error stops the run.
+
+    RECALLD_DB=postgresql://... python bench/graph_contention.py [seconds]
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+import threading
+import time
+from collections import Counter
+
+import psycopg
+
+from recalld import MemoryService, Settings
+from recalld.errors import DatabaseBusyError, NotFoundError, ValidationError
+
+NAMES = ["Alice Smith", "Bob Jones", "Carol White", "Dave Brown", "Erin Green", "Frank Black"]
+
+
+def text(rng: random.Random) -> str:
+    """A sentence naming two or three of the shared entities."""
+    first, second, third = rng.sample(NAMES, 3)
+    return f"{first} met {second} in Paris with {third} on day {rng.randrange(10**6)}."
+
+
+def traffic(service: MemoryService, seed: int, stop: threading.Event, busy: Counter[str]) -> None:
+    """One client's writes until ``stop``: each refused write counted by operation."""
+    rng = random.Random(seed)
+    mine: list[str] = []
+    while not stop.is_set():
+        choice = rng.randrange(7)
+        operation = ["remember", "update", "forget", "create", "delete", "relate", "observe"][
+            choice
+        ]
+        try:
+            if operation == "remember" or (not mine and operation in ("update", "forget")):
+                operation = "remember"
+                mine.append(service.remember(text(rng)).id)
+            elif operation == "update":
+                service.update(rng.choice(mine), content=text(rng))
+            elif operation == "forget":
+                service.forget(mine.pop(rng.randrange(len(mine))))
+            elif operation == "create":
+                service.knowledge.create_entities(
+                    [
+                        {"name": name, "entityType": "person", "observations": [text(rng)]}
+                        for name in rng.sample(NAMES, 2)
+                    ]
+                )
+            elif operation == "delete":
+                service.knowledge.delete_entities(rng.sample(NAMES, 2))
+            elif operation == "relate":
+                first, second = rng.sample(NAMES, 2)
+                try:
+                    service.knowledge.create_relations(
+                        [{"from": first, "to": second, "relationType": "knows"}]
+                    )
+                except ValidationError as error:  # an absent entity is the norm here
+                    if "create it with create_entities" not in str(error):
+                        raise
+            else:
+                first = rng.choice(NAMES)
+                try:
+                    service.knowledge.add_observations(
+                        [{"entityName": first, "contents": [text(rng)]}]
+                    )
+                except ValidationError as error:  # an absent entity is the norm here
+                    if "no entity named" not in str(error):
+                        raise
+            busy[f"{operation} ok"] += 1
+        except DatabaseBusyError as error:
+            busy[operation] += 1
+            busy[str(error)[:160]] += 1
+        except NotFoundError:
+            pass
+
+
+def deadlocks(url: str) -> int:
+    """How many deadlocks the server has broken in the database so far."""
+    with psycopg.connect(url) as connection:
+        row = connection.execute(
+            "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()"
+        ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def main() -> None:
+    """Run the traffic for the given seconds (default 60) and print the refusals."""
+    seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
+    url = os.environ["RECALLD_DB"]
+    settings = Settings(db=url, embedder="none", graph_extractor="rules")
+    services = [MemoryService.open(settings) for _ in range(2)]
+    for service in services:
+        service.start_worker()
+    before = deadlocks(url)
+    stop = threading.Event()
+    busy: Counter[str] = Counter()
+    threads = [
+        threading.Thread(target=traffic, args=(services[index % 2], index, stop, busy))
+        for index in range(6)
+    ]
+    started = time.monotonic()
+    for thread in threads:
+        thread.start()
+    stop.wait(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    elapsed = time.monotonic() - started
+    for service in services:
+        service.close()
+    broken = deadlocks(url) - before
+    print(f"{broken} deadlocks PostgreSQL broke ({broken * 60 / elapsed:.1f} a minute)")
+    refused = sum(count for key, count in busy.items() if " " not in key)
+    print(f"{elapsed:.0f} s, {refused} refused ({refused * 60 / elapsed:.1f} a minute)")
+    for key, count in busy.most_common():
+        print(f"{count:6d}  {key}")
+
+
+if __name__ == "__main__":
+    main()
