@@ -65,7 +65,13 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from recalld import _validate as check
 from recalld._version import __version__
 from recalld.adapters._network import KEEP_ALIVE_SECONDS, bind_address, host_name, is_loopback
-from recalld.adapters.dialects.failures import READ_ONLY_MESSAGE, busy_message, stopped_send
+from recalld.adapters.dialects.failures import (
+    READ_ONLY_MESSAGE,
+    REPLACED_CAUSE,
+    busy_message,
+    replaced_message,
+    stopped_send,
+)
 from recalld.adapters.http_access_log import RedactSecrets
 from recalld.adapters.http_admin_routes import admin_router
 from recalld.adapters.http_body import BodyLimit, BodyStalled, BodyTooLarge
@@ -267,9 +273,13 @@ def _recalld_error(request: Request, error: Exception) -> JSONResponse:
         return _error(503, "database_read_only", message, headers=READ_ONLY_HEADERS)
     if isinstance(error, StorageError):
         logger.error("storage error: %s", error)
-        said = error.told if isinstance(error, DatabaseReplacedError) else STORAGE_MESSAGE
+        if isinstance(error, DatabaseReplacedError):
+            # Only a restart helps, a stopped import or send included (integration read).
+            cause = f"{REPLACED_CAUSE}: nothing of that line's chunk was written"
+            message = stopped_import_told(error, cause) or replaced_message(error)
+            return _error(503, "storage_error", message)
         stopped = stopped_send("storage_error", error)
-        message = stopped_import_told(error, STORAGE_CAUSE) or stopped or said
+        message = stopped_import_told(error, STORAGE_CAUSE) or stopped or STORAGE_MESSAGE
         return _error(503, "storage_error", message)
     if isinstance(error, EmbeddingError):
         logger.error("embedding error: %s", error)

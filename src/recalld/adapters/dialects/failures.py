@@ -69,6 +69,7 @@ __all__ = [
     "error_body",
     "error_result",
     "failure_of",
+    "replaced_message",
     "stopped_send",
     "worded",
 ]
@@ -145,6 +146,23 @@ def stopped_send(
     clients are told: where it stopped and what it kept (see
     :mod:`recalld.conversation_stops`); None for any other error."""
     return stopped_conversation_told(error, _STOP_CAUSES[kind])
+
+
+# The cause for a send or an import a replaced database file stopped after some chunks:
+# the kept turns alone, or "the database failed" alone, left out half of what the client
+# must do (integration read, stop 68).
+REPLACED_CAUSE = (
+    "the database file was moved, deleted or replaced while this server had it open (a"
+    " backup restored under it?), and the server still holds the old file; restart the"
+    " server to open the one there now"
+)
+
+
+def replaced_message(error: DatabaseReplacedError) -> str:
+    """What REST and MCP clients are told for ``error`` (503 ``storage_error``): only a
+    restart helps; for a conversation it stopped after some chunks, where it stopped and
+    what it kept too. Where the file is stays the log's."""
+    return stopped_conversation_told(error, REPLACED_CAUSE) or DatabaseReplacedError.told
 
 
 def busy_message(error: DatabaseBusyError) -> str:
@@ -352,7 +370,7 @@ def failure_of(
         return ToolFailure("database_read_only", read_only or READ_ONLY_MESSAGE, None, error)
     if isinstance(error, DatabaseReplacedError):
         logger.error("database replaced: %s", error)
-        return ToolFailure("storage_error", DatabaseReplacedError.told, None, error)
+        return ToolFailure("storage_error", replaced_message(error), None, error)
     if isinstance(error, StorageError):
         return ToolFailure(
             "storage_error", f"the database failed: {_unlocated(error)}", None, error
