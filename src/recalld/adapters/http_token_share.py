@@ -12,15 +12,18 @@ is, and is not limited. A request to ``/mcp`` is not counted as a whole (an even
 holds no thread), but each of its ``tools/call`` is, in the same share: the MCP SDK runs
 each tool in a worker thread of the same pool, and a token calling many tools at once
 through ``/mcp`` took threads the other tokens waited for (stop 67 left it). The share
-goes to ``/mcp`` in the request's state; :func:`count_tool_calls`, a server middleware of
-the MCP server, answers a call past it with a tool error (``isError``) naming the limit.
+goes to ``/mcp`` in the request's state; :func:`counting_tool_calls`, a server middleware
+of the MCP server, answers a call past it with a tool error (``isError``) naming the limit,
+in the called tool's dialect's error shape (integration read, stop 68: it was plain text
+for every dialect, which a native client reading the error body as JSON could not read).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import CallNext, HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.types import CallToolResult, TextContent
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -32,7 +35,10 @@ __all__ = [
     "TOKEN_REQUESTS",
     "TOKEN_SHARE_STATE_KEY",
     "TokenShare",
+    "ToolRefusal",
     "count_tool_calls",
+    "counting_tool_calls",
+    "plain_refusal",
 ]
 
 # How many REST requests one token may have running at once: three quarters of the
@@ -92,25 +98,50 @@ class TokenShare:
             self.release(token_id)
 
 
-async def count_tool_calls(
-    context: ServerRequestContext[Any, Any], call_next: CallNext
-) -> HandlerResult:
+# How a tool call past the share is answered: from the tool's name, its arguments as sent
+# and why it was refused (TokenShare.take's message), the tool error its dialect words.
+ToolRefusal = Callable[[str, Any, str], CallToolResult]
+
+
+def plain_refusal(_name: str, _arguments: Any, message: str) -> CallToolResult:
+    """A tool error ``Error: too_many_requests: ...``, for a tool no dialect shapes."""
+    text = f"Error: too_many_requests: {message}"
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def counting_tool_calls(refusal: ToolRefusal = plain_refusal) -> ServerMiddleware[Any]:
     """A server middleware of the MCP server: count each ``tools/call`` of a token in its
-    :class:`TokenShare` while it runs, answering one past the share with a tool error
-    (``isError``) naming the limit, nothing of it run (module docstring)."""
-    if context.method != "tools/call":
-        return await call_next(context)
-    scope = getattr(context.request, "scope", None)
-    state = scope.get("state", {}) if isinstance(scope, dict) else {}
-    share = state.get(TOKEN_SHARE_STATE_KEY)
-    caller = state.get(CALLER_STATE_KEY)
-    if not isinstance(share, TokenShare) or not isinstance(caller, Caller) or not caller.token_id:
-        return await call_next(context)
-    refused = share.take(caller.token_id)
-    if refused is not None:
-        text = f"Error: too_many_requests: {refused} (tool calls count with REST requests)"
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-    try:
-        return await call_next(context)
-    finally:
-        share.release(caller.token_id)
+    :class:`TokenShare` while it runs, answering one past the share with ``refusal`` (a
+    tool error, ``isError``, naming the limit), nothing of it run (module docstring)."""
+
+    async def counted(
+        context: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        if context.method != "tools/call":
+            return await call_next(context)
+        scope = getattr(context.request, "scope", None)
+        state = scope.get("state", {}) if isinstance(scope, dict) else {}
+        share = state.get(TOKEN_SHARE_STATE_KEY)
+        caller = state.get(CALLER_STATE_KEY)
+        if (
+            not isinstance(share, TokenShare)
+            or not isinstance(caller, Caller)
+            or not caller.token_id
+        ):
+            return await call_next(context)
+        refused = share.take(caller.token_id)
+        if refused is not None:
+            given = getattr(context, "params", None)
+            params = given if isinstance(given, dict) else {}
+            message = f"{refused} (tool calls count with REST requests)"
+            return refusal(str(params.get("name")), params.get("arguments"), message)
+        try:
+            return await call_next(context)
+        finally:
+            share.release(caller.token_id)
+
+    return cast(ServerMiddleware[Any], counted)  # the SDK's protocol names it ``ctx``
+
+
+# Every tool's refusal as plain text (the middleware for a server without dialect tools).
+count_tool_calls = counting_tool_calls()

@@ -37,6 +37,7 @@ from mcp.types import (
     INVALID_PARAMS,
     INVALID_REQUEST,
     CallToolRequestParams,
+    CallToolResult,
     EmptyResult,
     GetPromptRequestParams,
     ReadResourceRequestParams,
@@ -69,7 +70,7 @@ from recalld.adapters.dialects.base import (
     state_of,
     tidy_schema,
 )
-from recalld.adapters.dialects.failures import DialectTool
+from recalld.adapters.dialects.failures import DialectTool, ToolCall, ToolFailure
 from recalld.adapters.http_connections import BoundedMcpRequestHead
 from recalld.adapters.http_mcp_session_table import (
     SERVER_SESSIONS,
@@ -78,7 +79,7 @@ from recalld.adapters.http_mcp_session_table import (
 )
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.http_streams import BoundedSend
-from recalld.adapters.http_token_share import count_tool_calls
+from recalld.adapters.http_token_share import ToolRefusal, counting_tool_calls, plain_refusal
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
 from recalld.errors import DatabaseReplacedError, RecalldError, ValidationError
 from recalld.service import MemoryService
@@ -423,7 +424,7 @@ def build_server(
     for prompt in _unique_prompts(enabled):
         server.add_prompt(_prompt(prompt))
     # A token's tool calls count in its share of the worker threads (http_token_share).
-    server._lowlevel_server.middleware.append(cast(ServerMiddleware[Any], count_tool_calls))
+    server._lowlevel_server.middleware.append(counting_tool_calls(_share_refusal(tools)))
     # Innermost, so that what it raises is what the SDK's own middleware records.
     # (The SDK's protocol names the first argument ``ctx``; recalld spells names out.)
     server._lowlevel_server.middleware.append(cast(ServerMiddleware[Any], name_invalid_params))
@@ -435,6 +436,22 @@ def build_server(
     if resources:
         _register_legacy_subscriptions(server, uris)
     return server
+
+
+def _share_refusal(tools: Sequence[Tool]) -> ToolRefusal:
+    """A tool call past its token's share, refused in its tool's dialect's error shape
+    (a native client reads the REST error body, hermes ``success: false``); no state is
+    read for it, which would take the worker thread it was refused (integration read)."""
+    shaped = {tool.name: tool for tool in tools if isinstance(tool, DialectTool)}
+
+    def refuse(name: str, arguments: Any, message: str) -> CallToolResult:
+        tool = shaped.get(name)
+        if tool is None:
+            return plain_refusal(name, arguments, message)
+        given = arguments if isinstance(arguments, dict) else {}
+        return tool.shape(ToolFailure("too_many_requests", message), ToolCall(name, given))
+
+    return refuse
 
 
 def _refuse_unknown_tools(server: MCPServer[McpState], names: frozenset[str]) -> None:

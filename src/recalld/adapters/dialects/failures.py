@@ -88,6 +88,7 @@ FailureKind = Literal[
     "storage_error",
     "embedding_error",
     "forbidden",
+    "too_many_requests",
     "internal_error",
 ]
 # What the REST API says for DatabaseUnavailableError (http_api.UNAVAILABLE_MESSAGE).
