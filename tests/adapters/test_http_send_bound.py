@@ -128,7 +128,11 @@ def test_a_connection_probes_a_silent_peer() -> None:
 # milliseconds, while the whole of one large chunk would take it seconds.
 SLOW_READ_BYTES = 16_384
 SLOW_READ_PAUSE_SECONDS = 0.01
-SLOW_READ_TOTAL = 2 * 1024 * 1024  # at least 1.28 s at that pace, past the bound below
+SLOW_READ_TOTAL = 6 * 1024 * 1024  # at least 3.8 s at that pace, past the bound below
+# The bound on a client that takes nothing: seconds, so that the pytest-xdist worker's
+# process held off the CPU (two workers on CI's two cores, with steal) does not pass for
+# a client that took nothing (it was 1 s: integration read, stop 68).
+SLOW_READ_BOUND_SECONDS = 3.0
 LARGE_CHUNK = b"y" * (16 * 1024 * 1024)
 
 
@@ -151,11 +155,12 @@ def _read_slowly(port: int, request: bytes) -> int:
     return taken
 
 
+@pytest.mark.slow  # about 4 s of reading at the slow pace
 async def test_a_slow_reader_of_a_large_chunk_is_not_cut(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     # One write of 16 MiB waits in uvicorn until nearly all of it is sent, which takes
-    # this reader seconds; the bound (1 s) is on bytes taken, which it takes all along.
+    # this reader seconds; the bound (3 s) is on bytes taken, which it takes all along.
     async def large(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
@@ -165,7 +170,8 @@ async def test_a_slow_reader_of_a_large_chunk_is_not_cut(
 
     request = b"GET /v1/export HTTP/1.1\r\nHost: x\r\n\r\n"
     with caplog.at_level(logging.WARNING, "recalld.adapters.http_streams"):
-        async with serving(BoundedRequestHead, BoundedSend(large, seconds=1.0)) as port:
+        bounded = BoundedSend(large, seconds=SLOW_READ_BOUND_SECONDS)
+        async with serving(BoundedRequestHead, bounded) as port:
             with anyio.fail_after(WAIT_SECONDS):
                 taken = await anyio.to_thread.run_sync(_read_slowly, port, request)
     assert taken >= SLOW_READ_TOTAL
