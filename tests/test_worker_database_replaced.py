@@ -5,8 +5,6 @@ as the process runs (adversarial pass c68)."""
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 import threading
 from datetime import datetime
 from pathlib import Path
@@ -18,21 +16,10 @@ from recalld.errors import DatabaseReplacedError, StorageError
 from recalld.intentions.scheduler import Scheduler
 from recalld.recollection.cue import Recollection
 from recalld.service import MemoryService
+from tests.restore_support import restore_under
 
 # Bounded waits for threads that end within milliseconds; generous for a loaded CI machine.
 THREAD_END_SECONDS = 60
-
-
-def _restore_under(db: Path, tmp_path: Path) -> None:
-    # The restore steps `recalld backup` prints, while the process still has the file.
-    backup = tmp_path / "backup.db"
-    with MemoryService.open(Settings(db=backup, embedder="none", graph_extractor="none")):
-        pass
-    os.rename(db, f"{db}.old")
-    for suffix in ("-wal", "-shm"):
-        if Path(f"{db}{suffix}").exists():
-            os.rename(f"{db}{suffix}", f"{db}.old{suffix}")
-    shutil.copyfile(backup, db)
 
 
 def test_the_error_is_a_storage_error() -> None:
@@ -48,7 +35,7 @@ def test_a_worker_stops_once_its_database_was_replaced(
     with MemoryService.open(settings) as service:
         service.remember("queued for the worker")
         worker = service.new_worker()
-        _restore_under(db, tmp_path)
+        restore_under(db)
         with caplog.at_level(logging.WARNING, logger="recalld"):
             runner = threading.Thread(target=worker.run_forever)
             runner.start()
@@ -140,7 +127,7 @@ def test_the_scrubber_stops_once_its_database_was_replaced(
     settings = Settings(db=db, embedder="none", graph_extractor="none", scrub_poll_seconds=0.01)
     with MemoryService.open(settings) as service:
         scrubber = service.scrubber
-        _restore_under(db, tmp_path)
+        restore_under(db)
         with caplog.at_level(logging.WARNING, logger="recalld"):
             scrubber.watch()
             runner = scrubber._thread

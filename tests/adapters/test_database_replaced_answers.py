@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -20,20 +18,9 @@ from recalld.service import MemoryService
 from recalld.tokens import TokenRegistry
 from tests.adapters.conftest import LOOPBACK
 from tests.adapters.mcp_support import call, in_process, text
+from tests.restore_support import restore_under
 
 SAID = "moved, deleted or replaced while this server had it open"
-
-
-def _restore_under(db: Path) -> None:
-    # The restore steps `recalld backup` prints, run while the server still has the file.
-    backup = db.with_name("backup.db")
-    with MemoryService.open(Settings(db=backup, embedder="none", graph_extractor="none")):
-        pass
-    os.rename(db, f"{db}.old")
-    for suffix in ("-wal", "-shm"):
-        if Path(f"{db}{suffix}").exists():
-            os.rename(f"{db}{suffix}", f"{db}.old{suffix}")
-    shutil.copyfile(backup, db)
 
 
 @pytest.mark.parametrize("with_token", [False, True], ids=["no token", "token"])
@@ -51,7 +38,7 @@ def test_rest_says_the_database_was_replaced_and_to_restart(
         app = create_app(service, settings)
         with TestClient(app, client=LOOPBACK, base_url="http://127.0.0.1") as client:
             assert client.get("/v1/memories", headers=headers).status_code == 200
-            _restore_under(db)
+            restore_under(db)
             for response in (
                 client.get("/v1/memories", headers=headers),
                 client.post("/v1/search", json={"query": "restore"}, headers=headers),
@@ -69,7 +56,7 @@ async def test_an_mcp_tool_says_the_database_was_replaced_and_to_restart(tmp_pat
     db = tmp_path / "live.db"
     async with in_process(db, "native")() as client:
         assert not (await call(client, "remember", {"content": "before the restore"})).is_error
-        _restore_under(db)
+        restore_under(db)
         result = await call(client, "recall", {"query": "restore"})
     assert result.is_error
     error = json.loads(text(result))["error"]

@@ -5,34 +5,19 @@ pass c68)."""
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 
-from recalld.config import Settings
-from recalld.service import MemoryService
 from tests.adapters.http_support import ServerProcess
 from tests.adapters.mcp_support import start_http_server, stop
+from tests.restore_support import restore_under
 
 # A server notices within a scheduler poll (1 s) and stops within a second more; generous
 # for a loaded CI machine.
 EXIT_SECONDS = 60
-
-
-def _restore_under(db: Path) -> None:
-    # The restore steps `recalld backup` prints, run while the server still has the file.
-    backup = db.with_name("backup.db")
-    with MemoryService.open(Settings(db=backup, embedder="none", graph_extractor="none")):
-        pass
-    os.rename(db, f"{db}.old")
-    for suffix in ("-wal", "-shm"):
-        if Path(f"{db}{suffix}").exists():
-            os.rename(f"{db}{suffix}", f"{db}.old{suffix}")
-    shutil.copyfile(backup, db)
 
 
 @pytest.mark.slow  # a server process started (about 2 s of imports)
@@ -43,7 +28,7 @@ def test_recalld_serve_exits_1_once_its_database_was_replaced(tmp_path: Path) ->
         assert server.process is not None
         created = httpx.post(f"{server.base_url}/v1/memories", json={"content": "kept"})
         assert created.status_code == 200, created.text
-        _restore_under(db)
+        restore_under(db)
         try:
             code = server.process.wait(timeout=EXIT_SECONDS)
         except subprocess.TimeoutExpired:
@@ -59,7 +44,7 @@ def test_recalld_mcp_over_http_exits_1_once_its_database_was_replaced(tmp_path: 
     db = tmp_path / "live.db"
     process, _url = start_http_server(db, "native")
     try:
-        _restore_under(db)
+        restore_under(db)
         try:
             code = process.wait(timeout=EXIT_SECONDS)
         except subprocess.TimeoutExpired:

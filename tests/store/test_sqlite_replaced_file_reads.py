@@ -3,8 +3,6 @@ server runs): the process answers no read from the old file either (adversarial 
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -15,6 +13,7 @@ import pytest
 from recalld.config import Settings
 from recalld.errors import StorageError
 from recalld.service import MemoryService
+from tests.restore_support import restore_under
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 # A process holding the database open, as a server does: it writes, says so, waits for the
@@ -43,15 +42,6 @@ def _settings(db: Path) -> Settings:
     return Settings(db=db, embedder="none", graph_extractor="none")
 
 
-def _restore(db: Path, backup: Path) -> None:
-    # The restore steps `recalld backup` prints, run while the process still has it open.
-    os.rename(db, f"{db}.old")
-    for suffix in ("-wal", "-shm"):
-        if Path(f"{db}{suffix}").exists():
-            os.rename(f"{db}{suffix}", f"{db}.old{suffix}")
-    shutil.copyfile(backup, db)
-
-
 def test_a_read_after_the_database_was_restored_under_the_process_is_refused(
     tmp_path: Path,
 ) -> None:
@@ -63,7 +53,7 @@ def test_a_read_after_the_database_was_restored_under_the_process_is_refused(
         copy.remember("before the backup")
     with MemoryService.open(_settings(db)) as service:
         service.remember("after the backup: the restore takes it away")
-        _restore(db, backup)
+        restore_under(db, backup)
         with pytest.raises(StorageError, match="nothing was read or written"):
             service.list_memories(limit=50)
         with pytest.raises(StorageError, match="moved, deleted or replaced"):
@@ -109,7 +99,7 @@ def test_another_process_answers_nothing_from_a_database_restored_under_it(
     try:
         assert server.stdout is not None
         assert server.stdout.readline().strip() == "written"
-        _restore(db, backup)
+        restore_under(db, backup)
         output, errors = server.communicate("go\n", timeout=120)
     finally:
         if server.poll() is None:
