@@ -4,13 +4,15 @@ Six threads on two :class:`MemoryService` instances (two processes' worth of poo
 a handful of entity names: they remember, update and forget memories naming them (graph
 extraction by the rules extractor, run by a worker on each service), create and delete
 entities, add relations. Every write refused ``database_busy`` (a deadlock or
-serialization failure PostgreSQL broke) is counted; any other error stops the run.
+serialization failure PostgreSQL broke) is counted; any other error stops the run. Prints
+one JSON object: the deadlocks PostgreSQL broke, the writes refused and done, per operation.
 
     RECALLD_DB=postgresql://... python bench/graph_contention.py [seconds]
 """
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import sys
@@ -32,8 +34,17 @@ def text(rng: random.Random) -> str:
     return f"{first} met {second} in Paris with {third} on day {rng.randrange(10**6)}."
 
 
-def traffic(service: MemoryService, seed: int, stop: threading.Event, busy: Counter[str]) -> None:
-    """One client's writes until ``stop``: each refused write counted by operation."""
+class Tally:
+    """What the clients' writes came to, by operation: done, refused, and the refusals' words."""
+
+    def __init__(self) -> None:
+        self.done: Counter[str] = Counter()
+        self.refused: Counter[str] = Counter()
+        self.messages: Counter[str] = Counter()
+
+
+def traffic(service: MemoryService, seed: int, stop: threading.Event, tally: Tally) -> None:
+    """One client's writes until ``stop``: each one counted by operation in ``tally``."""
     rng = random.Random(seed)
     mine: list[str] = []
     while not stop.is_set():
@@ -76,10 +87,10 @@ def traffic(service: MemoryService, seed: int, stop: threading.Event, busy: Coun
                 except ValidationError as error:  # an absent entity is the norm here
                     if "no entity named" not in str(error):
                         raise
-            busy[f"{operation} ok"] += 1
+            tally.done[operation] += 1
         except DatabaseBusyError as error:
-            busy[operation] += 1
-            busy[str(error)[:160]] += 1
+            tally.refused[operation] += 1
+            tally.messages[str(error)[:160]] += 1
         except NotFoundError:
             pass
 
@@ -94,7 +105,7 @@ def deadlocks(url: str) -> int:
 
 
 def main() -> None:
-    """Run the traffic for the given seconds (default 60) and print the refusals."""
+    """Run the traffic for the given seconds (default 60) and print what it came to."""
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
     url = os.environ["RECALLD_DB"]
     settings = Settings(db=url, embedder="none", graph_extractor="rules")
@@ -103,9 +114,9 @@ def main() -> None:
         service.start_worker()
     before = deadlocks(url)
     stop = threading.Event()
-    busy: Counter[str] = Counter()
+    tally = Tally()
     threads = [
-        threading.Thread(target=traffic, args=(services[index % 2], index, stop, busy))
+        threading.Thread(target=traffic, args=(services[index % 2], index, stop, tally))
         for index in range(6)
     ]
     started = time.monotonic()
@@ -119,11 +130,21 @@ def main() -> None:
     for service in services:
         service.close()
     broken = deadlocks(url) - before
-    print(f"{broken} deadlocks PostgreSQL broke ({broken * 60 / elapsed:.1f} a minute)")
-    refused = sum(count for key, count in busy.items() if " " not in key)
-    print(f"{elapsed:.0f} s, {refused} refused ({refused * 60 / elapsed:.1f} a minute)")
-    for key, count in busy.most_common():
-        print(f"{count:6d}  {key}")
+    refused = sum(tally.refused.values())
+    result = {
+        "benchmark": "graph_contention",
+        "seconds": round(elapsed, 1),
+        "clients": len(threads),
+        "services": len(services),
+        "deadlocks": broken,
+        "deadlocks_per_minute": round(broken * 60 / elapsed, 2),
+        "refused": refused,
+        "refused_per_minute": round(refused * 60 / elapsed, 2),
+        "done": dict(tally.done.most_common()),
+        "refused_by_operation": dict(tally.refused.most_common()),
+        "refusals": dict(tally.messages.most_common()),
+    }
+    print(json.dumps(result, indent=2))
 
 
 if __name__ == "__main__":
