@@ -13,10 +13,9 @@ import pytest
 from recalld import conversations
 from recalld.config import Settings
 from recalld.conversation_stops import stopped_conversation_told
-from recalld.conversations import Conversations
 from recalld.errors import DatabaseBusyError, WriteConflictError
-from recalld.model import Receipt
 from recalld.service import MemoryService
+from tests.conversation_support import failing_turn
 
 MESSAGES = [
     {"role": "user", "content": f"Note number {number} about the garden"} for number in range(7)
@@ -29,21 +28,6 @@ def settings(any_database: Path | str) -> Settings:
     return Settings(db=any_database, synchronous="NORMAL", embedder="none", graph_extractor="none")
 
 
-def _failing_once_at(monkeypatch: pytest.MonkeyPatch, failing_index: int, error: Exception) -> None:
-    """Chunks of 3 turns; writing message ``failing_index`` raises ``error`` once."""
-    monkeypatch.setattr(conversations, "CHUNK_TURNS", 3)
-    turn = Conversations._turn
-    raised: list[int] = []
-
-    def failing(self: Conversations, *arguments: Any) -> Receipt:
-        if arguments[5] == failing_index and not raised:  # the message's index
-            raised.append(failing_index)
-            raise error
-        return turn(self, *arguments)
-
-    monkeypatch.setattr(Conversations, "_turn", failing)
-
-
 def _stored(service: MemoryService, conversation: str) -> list[str]:
     turns = service.conversations.turns(f"recalld://conversation/{conversation}")
     return [turn.content for turn in turns]
@@ -53,7 +37,7 @@ def test_a_busy_database_in_a_later_chunk_says_what_was_kept(
     service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     busy = DatabaseBusyError("the database stayed locked for 30 s: nothing was written")
-    _failing_once_at(monkeypatch, 4, busy)
+    failing_turn(monkeypatch, chunk_turns=3, failing_index=4, error=busy, once=True)
     with pytest.raises(DatabaseBusyError) as caught:
         service.remember_conversation(MESSAGES, conversation="garden")
     message = str(caught.value)
@@ -75,7 +59,7 @@ def test_a_busy_database_in_the_first_chunk_still_says_nothing_was_written(
     service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     busy = DatabaseBusyError("the database stayed locked for 30 s: nothing was written")
-    _failing_once_at(monkeypatch, 1, busy)
+    failing_turn(monkeypatch, chunk_turns=3, failing_index=1, error=busy, once=True)
     with pytest.raises(DatabaseBusyError) as caught:
         service.remember_conversation(MESSAGES, conversation="garden")
     assert caught.value is busy
@@ -87,7 +71,13 @@ def test_a_busy_database_in_the_first_chunk_still_says_nothing_was_written(
 def test_a_chunk_broken_as_a_deadlock_is_run_again_counting_each_turn_once(
     service: MemoryService, monkeypatch: pytest.MonkeyPatch, failing_index: int
 ) -> None:
-    _failing_once_at(monkeypatch, failing_index, WriteConflictError("deadlock: rolled back"))
+    failing_turn(
+        monkeypatch,
+        chunk_turns=3,
+        failing_index=failing_index,
+        error=WriteConflictError("deadlock: rolled back"),
+        once=True,
+    )
     report = service.remember_conversation(MESSAGES, conversation="garden")
     assert (report.created, report.updated, report.unchanged) == (7, 0, 0)
     assert [turn.index for turn in report.turns] == list(range(7))
@@ -112,7 +102,13 @@ def _moving_send(
     other = [*stored, {"role": "assistant", "content": "Z from another writer"}]
     with monkeypatch.context() as patched:
         if conflict:
-            _failing_once_at(patched, 5, WriteConflictError("deadlock: rolled back"))
+            failing_turn(
+                patched,
+                chunk_turns=3,
+                failing_index=5,
+                error=WriteConflictError("deadlock: rolled back"),
+                once=True,
+            )
         else:
             patched.setattr(conversations, "CHUNK_TURNS", 3)
         written: list[int] = []

@@ -25,6 +25,7 @@ from recalld.errors import (
 from recalld.model import Receipt
 from recalld.service import MemoryService
 from tests.adapters.mcp_support import call, in_process, text
+from tests.conversation_support import failing_turn
 
 CONFLICT = WriteConflictError(
     "postgresql://bob:***@db.internal.example:5432/recalld: the write conflicted with"
@@ -91,19 +92,6 @@ def test_a_conversation_stopped_after_a_chunk_says_what_it_kept_over_rest(
     assert "db.internal" not in response.text
 
 
-def _stopping_at_the_third(monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
-    """A send of three turns in chunks of two whose second chunk fails with ``error``."""
-    monkeypatch.setattr(conversations, "CHUNK_TURNS", 2)
-    turn = Conversations._turn
-
-    def failing_at_the_third(self: Conversations, *arguments: Any) -> Receipt:
-        if arguments[5] == 2:  # the message's index
-            raise error
-        return turn(self, *arguments)
-
-    monkeypatch.setattr(Conversations, "_turn", failing_at_the_third)
-
-
 STOPPING = [
     (
         DatabaseUnavailableError("db.internal:5432 could not be reached"),
@@ -123,7 +111,7 @@ STOPPING = [
 def test_a_conversation_stopped_by_another_failure_says_what_it_kept_over_rest(
     client: TestClient, monkeypatch: pytest.MonkeyPatch, error: Exception, kind: str, cause: str
 ) -> None:
-    _stopping_at_the_third(monkeypatch, error)
+    failing_turn(monkeypatch, chunk_turns=2, failing_index=2, error=error)
     messages = [{"role": "user", "content": f"Step {number} of the recipe"} for number in range(3)]
     response = client.post("/v1/conversations", json={"messages": messages})
     assert response.status_code == 503
@@ -145,7 +133,7 @@ def test_a_conversation_stopped_by_another_failure_says_what_it_kept_over_rest(
 async def test_a_conversation_stopped_by_another_failure_says_what_it_kept_over_mcp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception, kind: str, cause: str
 ) -> None:
-    _stopping_at_the_third(monkeypatch, error)
+    failing_turn(monkeypatch, chunk_turns=2, failing_index=2, error=error)
     messages = [{"role": "user", "content": f"Step {number} of the recipe"} for number in range(3)]
     async with in_process(tmp_path / "stopped.db", "native")() as client:
         result = await call(client, "remember_conversation", {"messages": messages})

@@ -4,6 +4,7 @@ it run (adversarial pass d68; stop 67 left them uncounted)."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,20 @@ def _counted(app: ASGIApp, share: TokenShare) -> ASGIApp:
     return named
 
 
+URL = "http://127.0.0.1:8765/mcp"
+
+
+async def _opened_session(client: httpx.AsyncClient) -> dict[str, str]:
+    """Initialize an MCP session at ``URL``; the headers its requests carry."""
+    accept = {"Accept": "application/json, text/event-stream"}
+    opened = await client.post(URL, json=INITIALIZE, headers=accept)
+    headers = {**accept, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
+    headers["Mcp-Protocol-Version"] = "2025-06-18"
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert (await client.post(URL, json=initialized, headers=headers)).status_code == 202
+    return headers
+
+
 async def test_a_tool_call_through_the_sdk_is_counted_and_released(tmp_path: Path) -> None:
     # The middleware reads the request's scope as the SDK hands it: were that to change
     # (an SDK release), the share would silently stop counting tool calls (review of d68).
@@ -112,19 +127,13 @@ async def test_a_tool_call_through_the_sdk_is_counted_and_released(tmp_path: Pat
     endpoint, lifespan = http_endpoint(server, path="/mcp", host="127.0.0.1")
     share = TokenShare(_nothing, limit=1)
     transport = httpx.ASGITransport(app=_counted(endpoint, share))
-    url = "http://127.0.0.1:8765/mcp"
-    accept = {"Accept": "application/json, text/event-stream"}
     async with lifespan(), httpx.AsyncClient(transport=transport, timeout=30) as client:
-        opened = await client.post(url, json=INITIALIZE, headers=accept)
-        headers = {**accept, "Mcp-Session-Id": opened.headers["mcp-session-id"]}
-        headers["Mcp-Protocol-Version"] = "2025-06-18"
-        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert (await client.post(url, json=initialized, headers=headers)).status_code == 202
+        headers = await _opened_session(client)
 
         async def stats(number: int) -> str:
             call = {"jsonrpc": "2.0", "id": number, "method": "tools/call"}
             call["params"] = {"name": "stats", "arguments": {}}
-            return (await client.post(url, json=call, headers=headers)).text
+            return (await client.post(URL, json=call, headers=headers)).text
 
         assert share.take("busy") is None  # its one request is running elsewhere
         refused = await stats(2)
@@ -153,3 +162,58 @@ async def test_a_cancelled_tool_call_releases_its_count() -> None:
         assert share.take("busy") is not None  # the running call holds the one count
         tasks.cancel_scope.cancel()
     assert share.take("busy") is None
+
+
+# A tool call past the share is refused in its dialect's error shape (integration read,
+# stop 68): d68's refusal was the text "Error: too_many_requests: ..." for every dialect,
+# which a native client reading the error body as JSON, hermes' `success: false` or
+# rover's envelope could not read.
+LIMIT_SAID = "the limit per token is 1"
+
+
+def _native(result: dict[str, Any]) -> None:
+    body = json.loads(result["content"][0]["text"])
+    assert body["error"]["type"] == "too_many_requests", body
+    assert LIMIT_SAID in body["error"]["message"]
+    assert result["structuredContent"] == body
+
+
+def _hermes(result: dict[str, Any]) -> None:
+    body = json.loads(result["content"][0]["text"])
+    assert body["success"] is False, body
+    assert LIMIT_SAID in body["error"]
+
+
+def _rover(result: dict[str, Any]) -> None:
+    text = result["content"][0]["text"]
+    assert "error" in text
+    assert LIMIT_SAID in text
+    assert not text.startswith("Error: too_many_requests"), text
+
+
+SHAPES = [
+    ("native", "stats", _native),
+    ("hermes", "memory", _hermes),
+    ("rover", "rover_memory", _rover),
+]
+
+
+@pytest.mark.parametrize(("dialect", "tool", "check"), SHAPES, ids=[s[0] for s in SHAPES])
+async def test_a_tool_call_past_the_share_is_refused_in_its_dialects_shape(
+    tmp_path: Path, dialect: str, tool: str, check: Any
+) -> None:
+    settings = Settings(db=tmp_path / "share.db", embedder="none", graph_extractor="rules")
+    server = build_server(lambda: MemoryService.open(settings), [dialect])
+    endpoint, lifespan = http_endpoint(server, path="/mcp", host="127.0.0.1")
+    share = TokenShare(_nothing, limit=1)
+    transport = httpx.ASGITransport(app=_counted(endpoint, share))
+    async with lifespan(), httpx.AsyncClient(transport=transport, timeout=30) as client:
+        headers = await _opened_session(client)
+        assert share.take("busy") is None  # its one request is running elsewhere
+        call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+        call["params"] = {"name": tool, "arguments": {}}
+        answered = await client.post(URL, json=call, headers=headers)
+    data = next(line for line in answered.text.splitlines() if line.startswith("data:"))
+    result = json.loads(data.removeprefix("data:"))["result"]
+    assert result["isError"] is True
+    check(result)

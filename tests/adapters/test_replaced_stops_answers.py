@@ -12,31 +12,16 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from recalld import conversations
-from recalld.conversations import Conversations
 from recalld.errors import DatabaseReplacedError
-from recalld.model import Receipt
 from recalld.transfer import IMPORT_CHUNK_LINES, Transfer
 from tests.adapters.mcp_support import call, in_process, text
+from tests.conversation_support import failing_turn
 
 REPLACED = DatabaseReplacedError(
     "/srv/secret-place/live.db was moved, deleted or replaced while recalld had it open"
 )
 SAID = "moved, deleted or replaced while this server had it open"
 MESSAGES = [{"role": "user", "content": f"Step {number} of the recipe"} for number in range(3)]
-
-
-def _stopping_at_the_third(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A send of three turns in chunks of two whose second chunk meets a replaced file."""
-    monkeypatch.setattr(conversations, "CHUNK_TURNS", 2)
-    turn = Conversations._turn
-
-    def replaced_at_the_third(self: Conversations, *arguments: Any) -> Receipt:
-        if arguments[5] == 2:  # the message's index
-            raise REPLACED
-        return turn(self, *arguments)
-
-    monkeypatch.setattr(Conversations, "_turn", replaced_at_the_third)
 
 
 def _said_both(message: str) -> None:
@@ -50,7 +35,7 @@ def _said_both(message: str) -> None:
 def test_a_conversation_stopped_by_a_replaced_file_says_both_over_rest(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _stopping_at_the_third(monkeypatch)
+    failing_turn(monkeypatch, chunk_turns=2, failing_index=2, error=REPLACED)
     response = client.post("/v1/conversations", json={"messages": MESSAGES})
     assert response.status_code == 503
     error = response.json()["error"]
@@ -62,7 +47,7 @@ def test_a_conversation_stopped_by_a_replaced_file_says_both_over_rest(
 async def test_a_conversation_stopped_by_a_replaced_file_says_both_over_mcp(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    _stopping_at_the_third(monkeypatch)
+    failing_turn(monkeypatch, chunk_turns=2, failing_index=2, error=REPLACED)
     async with in_process(tmp_path / "stopped.db", "native")() as client:
         result = await call(client, "remember_conversation", {"messages": MESSAGES})
     assert result.is_error
