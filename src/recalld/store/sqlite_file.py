@@ -35,15 +35,22 @@ from recalld.errors import DiskFullError, StorageError
 from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_DIRECTORY_MODE, create_private_file
 from recalld.store.sqlite_connection import storage_error, unwritable_error
+from recalld.store.sqlite_wal import committed_frames, rollback_mode
 
 __all__ = [
     "DestinationExistsError",
+    "ForeignLogError",
     "check_path",
     "copy_database",
     "copy_older_schema",
     "database_file",
     "schema_versions",
 ]
+
+
+class ForeignLogError(StorageError):
+    """A database file sits beside another database's write-ahead log (a backup copied in
+    place of a database whose ``-wal`` was left beside it): it was not opened."""
 
 
 class DestinationExistsError(StorageError):
@@ -103,13 +110,15 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
         return True
     try:
         with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
+            header = handle.read(100)
     except OSError as error:
         raise StorageError(f"cannot read {path}: {error}") from error
-    if header != SQLITE_HEADER and path.stat().st_size > 0:
+    if header[: len(SQLITE_HEADER)] != SQLITE_HEADER and path.stat().st_size > 0:
         raise StorageError(
             f"{path} is not a recalld database (it is not an SQLite file); give another --db"
         )
+    if rollback_mode(header):
+        _refuse_foreign_log(path)
     tables = _tables(path, busy_timeout_ms)
     if tables and "schema_migrations" not in tables:
         shown = ", ".join(sorted(tables)[:5]) + (" ..." if len(tables) > 5 else "")
@@ -118,6 +127,29 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
             " will not write its tables into it: give another --db"
         )
     return False
+
+
+def _refuse_foreign_log(path: Path) -> None:
+    """Refuse a database in rollback mode (a backup recalld wrote) beside a ``-wal`` with
+    committed frames: that log is another database's (see :mod:`recalld.store.sqlite_wal`),
+    and SQLite would lay its pages over this file on opening it, serving the database the
+    copy replaced, or a damaged mix of the two, as if the restore had worked. Checked
+    before any connection opens it, so nothing was read or changed."""
+    log = Path(f"{os.path.realpath(path)}-wal")
+    frames = committed_frames(log)
+    if frames == 0:
+        return
+    raise ForeignLogError(
+        f"{path} was put in place (a backup copied over the database?) beside {log.name},"
+        f" the log of the database it replaced ({frames} pages of committed writes):"
+        " SQLite would lay that log over it and serve the old database's newest writes, or"
+        " a damaged mix, instead of the copy, so it was not opened and nothing changed."
+        " Stop every recalld process using it; then, to keep the copy, move"
+        f" {log.name} and {path.name}-shm away (beside the old database, as <db>.old-wal,"
+        " if you keep it: after a crash they hold its newest writes); to keep the old"
+        " database instead, put it back. Restore with the commands `recalld backup`"
+        " prints, which move the log away first"
+    )
 
 
 def _unexpanded(path: Path) -> str | None:

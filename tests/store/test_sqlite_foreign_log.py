@@ -1,0 +1,92 @@
+"""A backup put in place beside the log of the database it replaced is refused, not read
+through that log (adversarial pass d69): SQLite laid the old database's newest pages over
+the copy, so `cp backup.db memories.db` beside a crash's `-wal` silently served the old
+memories (or a damaged mix) as if the restore had worked."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from recalld.config import Settings
+from recalld.errors import StorageError
+from recalld.service import MemoryService
+from recalld.store.sqlite_file import ForeignLogError
+from recalld.store.sqlite_wal import committed_frames
+
+
+def _settings(db: Path) -> Settings:
+    return Settings(db=db, embedder="none", graph_extractor="none")
+
+
+def _backup_then_crash(tmp_path: Path) -> tuple[Path, Path]:
+    """A database backed up with one memory, then three more written and left in its
+    ``-wal`` as a crash leaves them (the files copied while the writer has them open)."""
+    live = tmp_path / "live.db"
+    backup = tmp_path / "backup.db"
+    db = tmp_path / "memories.db"
+    with MemoryService.open(_settings(live)) as service:
+        service.remember("written before the backup")
+        service.backup(backup)
+        for number in range(3):
+            service.remember(f"written after the backup {number}")
+        shutil.copyfile(live, db)
+        shutil.copyfile(f"{live}-wal", f"{db}-wal")
+    assert committed_frames(Path(f"{db}-wal")) > 0
+    return db, backup
+
+
+def test_sqlite_store_refuses_a_backup_copied_beside_the_old_log(tmp_path: Path) -> None:
+    db, backup = _backup_then_crash(tmp_path)
+    shutil.copyfile(backup, db)  # the restore, without moving the log away
+    log_before = Path(f"{db}-wal").read_bytes()
+    with pytest.raises(ForeignLogError, match=r"memories\.db-wal") as refused:
+        MemoryService.open(_settings(db))
+    assert isinstance(refused.value, StorageError)
+    assert "nothing changed" in str(refused.value)
+    assert db.read_bytes() == backup.read_bytes()  # neither file was touched
+    assert Path(f"{db}-wal").read_bytes() == log_before
+
+
+def test_sqlite_store_opens_the_backup_once_the_old_log_is_moved_away(tmp_path: Path) -> None:
+    db, backup = _backup_then_crash(tmp_path)
+    shutil.copyfile(backup, db)
+    os.rename(f"{db}-wal", tmp_path / "memories.db.old-wal")
+    with MemoryService.open(_settings(db)) as restored:
+        assert restored.stats().count == 1  # the backup's one memory, nothing of the log
+
+
+def test_sqlite_store_still_recovers_its_own_log_after_a_crash(tmp_path: Path) -> None:
+    db, _backup = _backup_then_crash(tmp_path)  # a database in WAL mode and its own log
+    with MemoryService.open(_settings(db)) as recovered:
+        assert recovered.stats().count == 4
+
+
+def test_sqlite_store_opens_a_backup_beside_a_log_with_no_committed_write(
+    tmp_path: Path,
+) -> None:
+    db, backup = _backup_then_crash(tmp_path)
+    shutil.copyfile(backup, db)
+    log = Path(f"{db}-wal")
+    with log.open("r+b") as handle:  # the header and part of the first frame: nothing to replay
+        handle.truncate(32 + 100)
+    assert committed_frames(log) == 0
+    with MemoryService.open(_settings(db)) as restored:
+        assert restored.stats().count == 1
+
+
+def test_sqlite_store_refuses_a_backup_copied_over_a_file_a_process_has_open(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memories.db"
+    backup = tmp_path / "backup.db"
+    with MemoryService.open(_settings(db)) as running:
+        running.remember("written before the backup")
+        running.backup(backup)
+        running.remember("written after the backup")
+        shutil.copyfile(backup, db)  # `cp backup.db memories.db` under a running server
+        with pytest.raises(ForeignLogError):
+            MemoryService.open(_settings(db))
