@@ -144,11 +144,11 @@ def _refuse_foreign_log(path: Path) -> None:
         f" the log of the database it replaced ({frames} pages of committed writes):"
         " SQLite would lay that log over it and serve the old database's newest writes, or"
         " a damaged mix, instead of the copy, so it was not opened and nothing changed."
-        " Stop every recalld process using it; then, to keep the copy, move"
-        f" {log.name} and {path.name}-shm away (beside the old database, as <db>.old-wal,"
-        " if you keep it: after a crash they hold its newest writes); to keep the old"
-        " database instead, put it back. Restore with the commands `recalld backup`"
-        " prints, which move the log away first"
+        " Stop every recalld process using it (one that stops writes that log into this"
+        f" file); then move {log.name} and {path.name}-shm away (keep them beside the old"
+        " database, as <db>.old-wal, if you keep it: after a crash they hold its newest"
+        " writes) and put the copy in place again, as the commands `recalld backup`"
+        " prints do"
     )
 
 
