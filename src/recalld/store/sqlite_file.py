@@ -145,10 +145,8 @@ def _refuse_foreign_log(path: Path) -> None:
         " SQLite would lay that log over it and serve the old database's newest writes, or"
         " a damaged mix, instead of the copy, so it was not opened and nothing changed."
         " Stop every recalld process using it (one that stops writes that log into this"
-        f" file); then move {log.name} and {path.name}-shm away (keep them beside the old"
-        " database, as <db>.old-wal, if you keep it: after a crash they hold its newest"
-        " writes) and put the copy in place again, as the commands `recalld backup`"
-        " prints do"
+        f" file), then restore the backup again with `recalld --db {path} restore BACKUP`,"
+        " which moves the database and its log aside (<db>.old, <db>.old-wal) first"
     )
 
 

@@ -1,0 +1,140 @@
+"""`recalld restore BACKUP` puts a backup in place of the database as the printed commands
+do, and refuses while a process has it open (adversarial pass d69): copied by hand beside
+the old database's `-wal`, a backup was read through that log, the restore silently undone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from recalld.adapters.cli import cli
+from recalld.config import Settings
+from recalld.service import MemoryService
+from recalld.store.sqlite_wal import committed_frames
+
+REPOSITORY = Path(__file__).resolve().parent.parent.parent
+# A process that has the database open (a server) until its stdin closes.
+HOLDER = """
+import sys
+import recalld
+service = recalld.open(sys.argv[1])
+service.remember("written by the running process")
+print("open", flush=True)
+sys.stdin.read()
+service.close()
+"""
+
+
+def _settings(db: Path) -> Settings:
+    return Settings(db=db, embedder="none", graph_extractor="none")
+
+
+def _invoke(*arguments: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(arguments), env={"RECALLD_EMBEDDER": "none"})
+    return result.exit_code, result.output
+
+
+def _refused(*arguments: str) -> str:
+    """The real entry point's refusal (one line on stderr, exit 1): its stderr."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "recalld", *arguments],
+        cwd=REPOSITORY,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert completed.returncode == 1, completed.stderr
+    assert "Traceback" not in completed.stderr
+    return completed.stderr
+
+
+def test_cli_restore_puts_the_backup_in_place_and_keeps_the_old_database_with_its_log(
+    tmp_path: Path,
+) -> None:
+    db, backup = tmp_path / "memories.db", tmp_path / "backup.db"
+    with MemoryService.open(_settings(db)) as service:
+        service.remember("written before the backup")
+        service.backup(backup)
+        last = service.remember("written after the backup").id
+        # As a crash leaves it: the newest write only in the -wal.
+        crashed_db, crashed_log = db.read_bytes(), Path(f"{db}-wal").read_bytes()
+    db.write_bytes(crashed_db)
+    Path(f"{db}-wal").write_bytes(crashed_log)
+    assert committed_frames(Path(f"{db}-wal")) > 0
+    code, output = _invoke("--db", str(db), "restore", str(backup), "--json")
+    assert code == 0, output
+    done = json.loads(output)
+    assert (done["old"], done["old_log"]) == (f"{db}.old", f"{db}.old-wal")
+    assert not Path(f"{db}-wal").exists()
+    with MemoryService.open(_settings(db)) as restored:
+        assert [memory.content for memory in restored.list_memories().memories] == [
+            "written before the backup"
+        ]
+    with MemoryService.open(_settings(Path(f"{db}.old"))) as old:
+        assert old.get(last).content == "written after the backup"  # read through its log
+
+
+def test_cli_restore_refuses_while_a_process_has_the_database_open(tmp_path: Path) -> None:
+    db, backup = tmp_path / "memories.db", tmp_path / "backup.db"
+    with MemoryService.open(_settings(db)) as service:
+        service.remember("written before the backup")
+        service.backup(backup)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(db)],
+        cwd=REPOSITORY,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "open"
+        before = sorted(path.name for path in tmp_path.iterdir())
+        refusal = _refused("--db", str(db), "restore", str(backup))
+        assert "open in another process" in refusal
+        assert "nothing was changed" in refusal
+        assert sorted(path.name for path in tmp_path.iterdir()) == before
+    finally:
+        assert holder.stdin is not None
+        assert holder.stdout is not None
+        holder.stdin.close()
+        holder.wait(timeout=60)
+        holder.stdout.close()
+    code, output = _invoke("--db", str(db), "restore", str(backup))
+    assert code == 0, output
+    with MemoryService.open(_settings(db)) as restored:
+        assert restored.stats().count == 1
+
+
+def test_cli_restore_refuses_what_is_not_a_recalld_database(tmp_path: Path) -> None:
+    db, export = tmp_path / "memories.db", tmp_path / "memories.jsonl"
+    with MemoryService.open(_settings(db)) as service:
+        service.remember("kept")
+    export.write_text('{"content": "an export, not a backup"}\n')
+    assert "not a recalld database" in _refused("--db", str(db), "restore", str(export))
+    assert "the database itself" in _refused("--db", str(db), "restore", str(db))
+    assert not Path(f"{db}.old").exists()
+    with MemoryService.open(_settings(db)) as untouched:
+        assert untouched.stats().count == 1
+
+
+def test_cli_restore_mends_a_backup_copied_by_hand_beside_the_old_log(tmp_path: Path) -> None:
+    db, backup = tmp_path / "memories.db", tmp_path / "backup.db"
+    with MemoryService.open(_settings(db)) as service:
+        service.remember("written before the backup")
+        service.backup(backup)
+        service.remember("written after the backup")
+        crashed_log = Path(f"{db}-wal").read_bytes()
+    Path(f"{db}-wal").write_bytes(crashed_log)
+    db.write_bytes(backup.read_bytes())  # `cp backup.db memories.db`, the log left beside it
+    refusal = _refused("--db", str(db), "stats")
+    assert "restore BACKUP" in refusal
+    code, output = _invoke("--db", str(db), "restore", str(backup))
+    assert code == 0, output
+    with MemoryService.open(_settings(db)) as restored:
+        assert restored.stats().count == 1
