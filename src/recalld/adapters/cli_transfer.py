@@ -209,9 +209,9 @@ def import_command(
     reported with its number (on stderr; exit 1) and the rest is imported.
     """
     if str(file) != "-":
-        from recalld.importing import refuse_directory
+        from recalld.importing import refuse_unimportable
 
-        refuse_directory(file, file_format)  # before the database is opened (e66 review)
+        refuse_unimportable(file, file_format)  # before the database is opened
     memory = state.memory()
     with _told_when_interrupted("import", "lines"):
         _import(state, memory, file, file_format, include_tools, include_system, as_json)
