@@ -138,3 +138,21 @@ def test_cli_restore_mends_a_backup_copied_by_hand_beside_the_old_log(tmp_path: 
     assert code == 0, output
     with MemoryService.open(_settings(db)) as restored:
         assert restored.stats().count == 1
+
+
+def test_cli_restore_refuses_a_backup_whose_newest_writes_are_in_its_own_log(
+    tmp_path: Path,
+) -> None:
+    db, backup = tmp_path / "memories.db", tmp_path / "backup.db"
+    with MemoryService.open(_settings(db)) as service:
+        service.remember("kept")
+        service.backup(backup)
+    with MemoryService.open(_settings(backup)) as used:  # the backup opened as a database
+        used.remember("written into the backup")
+        crashed = backup.read_bytes(), Path(f"{backup}-wal").read_bytes()
+    backup.write_bytes(crashed[0])
+    Path(f"{backup}-wal").write_bytes(crashed[1])  # as a crash leaves them
+    refusal = _refused("--db", str(db), "restore", str(backup))
+    assert "backup.db-wal" in refusal
+    assert "nothing was changed" in refusal
+    assert not Path(f"{db}.old").exists()

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from recalld.errors import DiskFullError, StorageError
 from recalld.store.sqlite_file import check_path, database_file
+from recalld.store.sqlite_wal import committed_frames
 
 __all__ = ["DatabaseInUseError", "RestoreResult", "restore_database"]
 
@@ -60,6 +61,7 @@ def restore_database(backup: Path, database: Path) -> RestoreResult:
             f"{backup} is the database itself or one of its own files; give the backup's path"
         )
     check_path(backup, create_directory=False)  # a recalld database, beside no foreign log
+    _refuse_a_database_in_use(backup)
     if not database.parent.is_dir():
         raise StorageError(f"the directory {database.parent} does not exist")
     real = Path(os.path.realpath(database))
@@ -85,6 +87,21 @@ def restore_database(backup: Path, database: Path) -> RestoreResult:
     finally:
         partial.unlink(missing_ok=True)
     return RestoreResult(database=database, backup=backup, old=old, old_log=old_log)
+
+
+def _refuse_a_database_in_use(backup: Path) -> None:
+    """Refuse a "backup" that is itself a database in use: opened as one (``--db``), its
+    newest writes live in its ``-wal`` until a checkpoint, and a copy of the file alone
+    would silently restore an older state of it."""
+    real = Path(os.path.realpath(backup))
+    refuse_open(backup, Path(f"{real}-shm"))
+    if committed_frames(Path(f"{real}-wal")) > 0:
+        raise StorageError(
+            f"{backup} has writes in its {real.name}-wal (it was opened as a database, and"
+            " not closed cleanly since): a copy of the file alone would miss them, so"
+            f" nothing was changed. Take a backup of it first: recalld --db {backup} backup"
+            " NEW, then restore NEW"
+        )
 
 
 def refuse_open(database: Path, shm: Path) -> None:
