@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from recalld.config import Settings
-from recalld.errors import StorageError
+from recalld.errors import DatabaseReplacedError, StorageError
 from recalld.service import MemoryService
 from recalld.store.sqlite_file import ForeignLogError
 from recalld.store.sqlite_wal import committed_frames
@@ -90,3 +90,27 @@ def test_sqlite_store_refuses_a_backup_copied_over_a_file_a_process_has_open(
         shutil.copyfile(backup, db)  # `cp backup.db memories.db` under a running server
         with pytest.raises(ForeignLogError):
             MemoryService.open(_settings(db))
+
+
+def test_sqlite_store_refuses_its_file_written_over_in_place_and_leaves_the_copy_whole(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "memories.db"
+    backup = tmp_path / "backup.db"
+    running = MemoryService.open(_settings(db))
+    running.remember("written before the backup")
+    running.backup(backup)
+    for number in range(3):
+        running.remember(f"written after the backup {number}")
+    copy = backup.read_bytes()
+    with db.open("r+b") as same_file:  # `cp backup.db memories.db`: the same inode
+        same_file.write(copy)
+        same_file.truncate()
+    with pytest.raises(DatabaseReplacedError, match="written over in place"):
+        running.remember("a write after the copy")
+    with pytest.raises(DatabaseReplacedError):
+        running.list_memories()  # nor read through its log
+    running.close()
+    assert db.read_bytes() == copy  # its log was not folded into the copy
+    with pytest.raises(ForeignLogError):
+        MemoryService.open(_settings(db))  # the log left beside it is named, not replayed
