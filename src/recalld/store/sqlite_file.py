@@ -108,11 +108,7 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
         except OSError as error:
             raise StorageError(f"cannot create {path}: {error.strerror or error}") from error
         return True
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(100)
-    except OSError as error:
-        raise StorageError(f"cannot read {path}: {error}") from error
+    header = _read_header(path)
     if header[: len(SQLITE_HEADER)] != SQLITE_HEADER and path.stat().st_size > 0:
         raise StorageError(
             f"{path} is not a recalld database (it is not an SQLite file); give another --db"
@@ -127,6 +123,32 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
             " will not write its tables into it: give another --db"
         )
     return False
+
+
+def _read_header(path: Path) -> bytes:
+    """The first 100 bytes of ``path``, read through SQLite's own VFS: a file descriptor
+    this process closes on the database drops every POSIX lock it holds there, those of
+    its SQLite connections too (another store open on the same file in this process),
+    and SQLite tells by those locks whether another process uses the file (whether, on
+    closing, it may fold the log in and delete it; adversarial pass d69, probed: the
+    SHARED lock range was free after a second open). SQLite's VFS keeps such a close
+    until its own locks go."""
+    try:
+        handle = apsw.VFSFile(
+            "",
+            os.path.realpath(path),
+            [apsw.SQLITE_OPEN_MAIN_DB | apsw.SQLITE_OPEN_READONLY, 0],
+        )
+    except apsw.Error as error:
+        # SQLite says "unable to open database file" whatever the cause.
+        reason = "permission denied" if not os.access(path, os.R_OK) else str(error)
+        raise StorageError(f"cannot read {path}: {reason}") from error
+    try:
+        return bytes(handle.xRead(100, 0))
+    except apsw.Error as error:
+        raise StorageError(f"cannot read {path}: {error}") from error
+    finally:
+        handle.xClose()
 
 
 def _refuse_foreign_log(path: Path) -> None:
