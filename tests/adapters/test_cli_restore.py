@@ -5,10 +5,12 @@ the old database's `-wal`, a backup was read through that log, the restore silen
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from recalld.adapters.cli import cli
@@ -156,3 +158,76 @@ def test_cli_restore_refuses_a_backup_whose_newest_writes_are_in_its_own_log(
     assert "backup.db-wal" in refusal
     assert "nothing was changed" in refusal
     assert not Path(f"{db}.old").exists()
+
+
+class _Crash(BaseException):
+    """The process killed at that step (nothing after it runs, no handler sees it)."""
+
+
+def test_cli_restore_killed_before_the_copy_goes_in_leaves_the_database_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed just before the copy was put in place, a restore left no database at the
+    path (moved to .old, its -wal too): the next start created an empty one (review of
+    pass d69). Now the database and its log are where they were, and restore again works."""
+    from recalld.store import sqlite_restore
+
+    db, backup = tmp_path / "memories.db", tmp_path / "backup.db"
+    with MemoryService.open(_settings(db)) as service:
+        service.remember("written before the backup")
+        service.backup(backup)
+        service.remember("written after the backup")
+        crashed = db.read_bytes(), Path(f"{db}-wal").read_bytes()
+    db.write_bytes(crashed[0])
+    Path(f"{db}-wal").write_bytes(crashed[1])  # its newest write only in the log
+    replace = os.replace
+
+    def killed(source: object, target: object) -> None:
+        if Path(str(target)) == db:
+            raise _Crash
+        replace(source, target)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite_restore.os, "replace", killed)
+    with pytest.raises(_Crash):
+        sqlite_restore.restore_database(backup, db)
+    monkeypatch.setattr(sqlite_restore.os, "replace", replace)
+    assert db.exists()
+    with MemoryService.open(_settings(db)) as after:
+        assert after.stats().count == 2  # the database as it was, read through its log
+    code, output = _invoke("--db", str(db), "restore", str(backup))
+    assert code == 0, output
+    with MemoryService.open(_settings(db)) as restored:
+        assert restored.stats().count == 1
+    with MemoryService.open(_settings(Path(f"{db}.old"))) as old:
+        assert old.stats().count == 2
+
+
+def test_cli_restore_refuses_to_overwrite_an_earlier_restores_old_database(
+    tmp_path: Path,
+) -> None:
+    """A second restore silently replaced <db>.old, the database the first one replaced,
+    perhaps the only copy of its memories (review of pass d69)."""
+    db, backup = tmp_path / "memories.db", tmp_path / "backup.db"
+    with MemoryService.open(_settings(db)) as service:
+        service.remember("in the backup")
+        service.backup(backup)
+        service.remember("only in the database the first restore replaces")
+    code, output = _invoke("--db", str(db), "restore", str(backup))
+    assert code == 0, output
+    kept = Path(f"{db}.old").read_bytes()
+    refusal = _refused("--db", str(db), "restore", str(backup))
+    assert "memories.db.old exists" in refusal
+    assert Path(f"{db}.old").read_bytes() == kept
+    with MemoryService.open(_settings(Path(f"{db}.old"))) as old:
+        assert old.stats().count == 2
+
+
+def test_cli_restore_gives_the_copy_the_mode_of_the_database_it_replaces(tmp_path: Path) -> None:
+    db, backup = tmp_path / "memories.db", tmp_path / "backup.db"
+    with MemoryService.open(_settings(db)) as service:
+        service.remember("kept")
+        service.backup(backup)
+    db.chmod(0o640)  # shared with a group (a reader process)
+    code, output = _invoke("--db", str(db), "restore", str(backup))
+    assert code == 0, output
+    assert db.stat().st_mode & 0o777 == 0o640

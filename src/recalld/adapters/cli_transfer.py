@@ -503,8 +503,9 @@ def backup_command(state: _State, destination: str, as_json: bool) -> None:
 def restore_command(state: _State, backup: Path, as_json: bool) -> None:
     """Put a copy of BACKUP (what `recalld backup` wrote) in place of the database, once
     every recalld process using it has stopped (refused while one has it open). The
-    database goes to <db>.old, with its -wal as <db>.old-wal (after a crash it holds the
-    newest writes); the copy is complete and fsynced before anything is moved."""
+    database is kept as <db>.old, with its -wal as <db>.old-wal (after a crash it holds
+    the newest writes); refused while a <db>.old is there (move it away first). The copy
+    is complete and fsynced before anything is moved."""
     from recalld.store.sqlite_restore import restore_database
 
     database = state.settings.db

@@ -2,12 +2,15 @@
 
 The steps `recalld backup` prints, done so that nothing is half done: the backup is
 checked (a recalld database, beside no log of its own) and copied to a temporary file
-beside the database, fsynced; only then is the database moved to ``<db>.old`` with its
-``-wal`` as ``<db>.old-wal`` (after a crash that log holds its newest writes: the two go
-together, and an earlier restore's ``<db>.old-wal`` goes first, as SQLite would read it
-as the new ``<db>.old``'s log), its ``-shm`` removed (an index SQLite rebuilds), and the
-copy renamed into place. A copy put beside the old ``-wal`` (``cp backup.db db``) was
-read through it, the restore silently undone (adversarial pass d69).
+beside the database, fsynced; only then is the database hard-linked as ``<db>.old`` with
+its ``-wal`` as ``<db>.old-wal`` (after a crash that log holds its newest writes: the two
+go together), the copy renamed over the database, and the old ``-wal`` and ``-shm``
+unlinked there. At every step a database is at the path with its own log or none, so a
+restore killed midway leaves either the database as it was or the copy beside the old
+log (refused on opening, :class:`~recalld.store.sqlite_file.ForeignLogError`), and a
+second restore finishes or undoes it. A ``<db>.old`` already there is never overwritten.
+A copy put beside the old ``-wal`` (``cp backup.db db``) was read through it, the
+restore silently undone (adversarial pass d69).
 
 It refuses while a process has the database open: SQLite holds a read lock on one byte
 of the ``-shm`` (its "dead man switch", byte 128) for as long as a connection is open,
@@ -17,7 +20,6 @@ and writing the moved file, and its checkpoint could write the old log into the 
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import fcntl
 import os
@@ -66,27 +68,69 @@ def restore_database(backup: Path, database: Path) -> RestoreResult:
         raise StorageError(f"the directory {database.parent} does not exist")
     real = Path(os.path.realpath(database))
     wal, shm = Path(f"{real}-wal"), Path(f"{real}-shm")
+    old, old_wal = Path(f"{real}.old"), Path(f"{real}.old-wal")
     refuse_open(database, shm)
+    _refuse_an_old_database(database, real, wal, old, old_wal)
     partial = _copy_beside(backup, real)
     try:
-        old: Path | None = None
-        old_log: Path | None = None
+        refuse_open(database, shm)  # again, once the copy is made: one may have started
+        kept = kept_log = None
+        # Linked, not moved: at every step there is a database at the path, and the old
+        # one's log is never apart from it (review of pass d69: moved first, a crash left
+        # no database, the next start created an empty one and SQLite deleted the log
+        # beside it, the old database's newest writes).
         if os.path.lexists(real):
-            old = Path(f"{real}.old")
-            for stale in (Path(f"{old}-wal"), Path(f"{old}-shm")):
-                stale.unlink(missing_ok=True)
-            os.replace(real, old)
-            if wal.exists():
-                old_log = Path(f"{old}-wal")
-                os.replace(wal, old_log)
-            shm.unlink(missing_ok=True)
+            os.link(real, old)
+            kept = old
+            if os.path.lexists(wal):
+                os.link(wal, old_wal)
+                kept_log = old_wal
+            _sync_directory(real.parent)
+        # A crash from here on leaves the copy beside the old log (still at .old-wal):
+        # refused on opening (ForeignLogError), and a second restore finishes this one.
         os.replace(partial, real)
         _sync_directory(real.parent)
+        wal.unlink(missing_ok=True)
+        shm.unlink(missing_ok=True)
     except OSError as error:
-        raise StorageError(f"the restore of {database} failed: {error}") from error
+        raise StorageError(
+            f"the restore of {database} failed: {error.strerror or error} (the database"
+            " is at its path, as it was or as the backup; the one it replaced, if any, is"
+            f" {old.name} with its log)"
+        ) from error
     finally:
         partial.unlink(missing_ok=True)
-    return RestoreResult(database=database, backup=backup, old=old, old_log=old_log)
+    return RestoreResult(database=database, backup=backup, old=kept, old_log=kept_log)
+
+
+def _refuse_an_old_database(
+    database: Path, real: Path, wal: Path, old: Path, old_wal: Path
+) -> None:
+    """Refuse to overwrite a ``<db>.old`` or ``<db>.old-wal`` already there (an earlier
+    restore's: the database as it was before it, perhaps the only copy of its memories;
+    review of pass d69: it was silently replaced). What an interrupted restore left is
+    taken back: links to the database and its log (it stopped before the copy was put in
+    place), or the log left beside the copy it put in place (it is at ``<db>.old-wal``)."""
+    if _same(real, old):  # stopped before the copy went in: its links, undone (the log's
+        old_wal.unlink(missing_ok=True)  # too: folded in since, its pages are stale)
+        old.unlink()
+    elif _same(wal, old_wal):  # stopped after the copy went in: the log is at .old-wal
+        wal.unlink()
+    for name in (old, old_wal):
+        if os.path.lexists(name):
+            raise StorageError(
+                f"{name} exists (the database an earlier restore replaced, or its log?):"
+                " move it somewhere safe, or delete it if it is not needed, then restore"
+                f" again; nothing was changed, {database} is as it was"
+            )
+
+
+def _same(first: Path, second: Path) -> bool:
+    """Whether both exist and are one file (a hard link of the other)."""
+    try:
+        return os.path.samefile(first, second)
+    except OSError:
+        return False
 
 
 def _refuse_a_database_in_use(backup: Path) -> None:
@@ -142,8 +186,7 @@ def _copy_beside(backup: Path, real: Path) -> Path:
             shutil.copyfileobj(source, target, 1024 * 1024)
             target.flush()
             os.fsync(target.fileno())
-        with contextlib.suppress(OSError):
-            shutil.copymode(backup, partial)
+        _keep_mode_and_owner(partial, real if os.path.lexists(real) else backup)
     except OSError as error:
         partial.unlink(missing_ok=True)
         if error.errno == errno.ENOSPC:
@@ -153,6 +196,17 @@ def _copy_beside(backup: Path, real: Path) -> Path:
             ) from None
         raise StorageError(f"the restore of {real} failed: {error}; nothing was changed") from error
     return partial
+
+
+def _keep_mode_and_owner(partial: Path, model: Path) -> None:
+    """Give the copy the mode of the database it replaces (or the backup's, for a new
+    one), and, run as root, its owner: the copy of a root shell was root's own, 0600,
+    and the server running as the database's owner could not open it (review of pass
+    d69)."""
+    status = model.stat()
+    os.chmod(partial, status.st_mode & 0o7777)
+    if os.geteuid() == 0 and (status.st_uid, status.st_gid) != (0, 0):
+        os.chown(partial, status.st_uid, status.st_gid)
 
 
 def _sync_directory(directory: Path) -> None:
