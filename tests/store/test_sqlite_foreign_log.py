@@ -114,3 +114,39 @@ def test_sqlite_store_refuses_its_file_written_over_in_place_and_leaves_the_copy
     assert db.read_bytes() == copy  # its log was not folded into the copy
     with pytest.raises(ForeignLogError):
         MemoryService.open(_settings(db))  # the log left beside it is named, not replayed
+
+
+def test_sqlite_store_opens_a_backup_another_process_opened_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes starting on a restored backup (rollback mode): the first switched it
+    to WAL mode and wrote its log between the second's reads of the header and the log,
+    and the second refused the file's own log as a foreign one (review of pass d69)."""
+    import apsw
+
+    from recalld.store import sqlite_file
+
+    db = tmp_path / "memories.db"
+    with MemoryService.open(_settings(tmp_path / "live.db")) as service:
+        service.remember("in the backup")
+        service.backup(db)
+    other: list[apsw.Connection] = []
+    counted = sqlite_file.committed_frames
+
+    def opened_meanwhile(log: Path) -> int:
+        if not other:  # the other process, between this one's two reads
+            connection = apsw.Connection(str(db))
+            connection.execute("PRAGMA journal_mode = WAL")
+            connection.execute("PRAGMA wal_autocheckpoint = 0")
+            connection.execute("CREATE TABLE written_by_the_other (x)")
+            other.append(connection)
+        return counted(log)
+
+    monkeypatch.setattr(sqlite_file, "committed_frames", opened_meanwhile)
+    try:
+        with MemoryService.open(_settings(db)) as opened:
+            assert opened.stats().count == 1
+        assert other
+    finally:
+        for connection in other:
+            connection.close()

@@ -158,8 +158,14 @@ def _refuse_foreign_log(path: Path) -> None:
     copy replaced, or a damaged mix of the two, as if the restore had worked. Checked
     before any connection opens it, so nothing was read or changed."""
     log = Path(f"{os.path.realpath(path)}-wal")
-    frames = committed_frames(log)
-    if frames == 0:
+    try:
+        frames = committed_frames(log)
+    except OSError as error:
+        raise StorageError(f"cannot read {log}: {error.strerror or error}") from error
+    if frames == 0 or not rollback_mode(_read_header(path)):
+        # Read again: another process opening the file (a restored backup, in rollback
+        # mode) between the two reads switched it to WAL mode and wrote its own log; the
+        # file says so now (review of pass d69: refused as a foreign log).
         return
     raise ForeignLogError(
         f"{path} was put in place (a backup copied over the database?) beside {log.name},"
