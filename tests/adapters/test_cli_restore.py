@@ -231,3 +231,24 @@ def test_cli_restore_gives_the_copy_the_mode_of_the_database_it_replaces(tmp_pat
     code, output = _invoke("--db", str(db), "restore", str(backup))
     assert code == 0, output
     assert db.stat().st_mode & 0o777 == 0o640
+
+
+def test_cli_restore_refuses_a_backup_a_newer_recalld_wrote(tmp_path: Path) -> None:
+    """Restored, a newer recalld's backup could not be opened, and the database it
+    replaced was moved aside (review of pass d69)."""
+    import apsw
+
+    db, backup = tmp_path / "memories.db", tmp_path / "backup.db"
+    with MemoryService.open(_settings(db)) as service:
+        service.remember("kept")
+        service.backup(backup)
+    connection = apsw.Connection(str(backup))
+    connection.execute(
+        "INSERT INTO schema_migrations (version, applied_at) VALUES (9999, '2030-01-01')"
+    )
+    connection.close()
+    refusal = _refused("--db", str(db), "restore", str(backup))
+    assert "written by a newer recalld (schema 9999" in refusal
+    assert not Path(f"{db}.old").exists()
+    with MemoryService.open(_settings(db)) as untouched:
+        assert untouched.stats().count == 1

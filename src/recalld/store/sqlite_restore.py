@@ -28,7 +28,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import apsw
+
 from recalld.errors import DiskFullError, StorageError
+from recalld.store.schema_guard import refuse_newer_schema
 from recalld.store.sqlite_file import check_path, database_file
 from recalld.store.sqlite_wal import committed_frames
 
@@ -64,6 +67,7 @@ def restore_database(backup: Path, database: Path) -> RestoreResult:
         )
     check_path(backup, create_directory=False)  # a recalld database, beside no foreign log
     _refuse_a_database_in_use(backup)
+    _refuse_a_newer_schema(backup)
     if not database.parent.is_dir():
         raise StorageError(f"the directory {database.parent} does not exist")
     real = Path(os.path.realpath(database))
@@ -123,6 +127,23 @@ def _refuse_an_old_database(
                 " move it somewhere safe, or delete it if it is not needed, then restore"
                 f" again; nothing was changed, {database} is as it was"
             )
+
+
+def _refuse_a_newer_schema(backup: Path) -> None:
+    """Refuse a backup a newer recalld wrote: put in place, this recalld could not open it
+    (review of pass d69: it was, and the database it replaced was moved aside)."""
+    from recalld.store.migrations import MIGRATIONS
+
+    try:
+        connection = apsw.Connection(str(backup), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error as error:
+        raise StorageError(f"cannot open {backup}: {error}") from error
+    try:
+        refuse_newer_schema(backup, connection.execute, len(MIGRATIONS))
+    except apsw.Error as error:
+        raise StorageError(f"cannot read {backup}: {error}") from error
+    finally:
+        connection.close()
 
 
 def _same(first: Path, second: Path) -> bool:
