@@ -187,10 +187,10 @@ def test_cli_restore_killed_before_the_copy_goes_in_leaves_the_database_whole(
             raise _Crash
         replace(source, target)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(sqlite_restore.os, "replace", killed)
+    monkeypatch.setattr(os, "replace", killed)
     with pytest.raises(_Crash):
         sqlite_restore.restore_database(backup, db)
-    monkeypatch.setattr(sqlite_restore.os, "replace", replace)
+    monkeypatch.setattr(os, "replace", replace)
     assert db.exists()
     with MemoryService.open(_settings(db)) as after:
         assert after.stats().count == 2  # the database as it was, read through its log

@@ -124,14 +124,12 @@ def test_sqlite_store_opens_a_backup_another_process_opened_meanwhile(
     and the second refused the file's own log as a foreign one (review of pass d69)."""
     import apsw
 
-    from recalld.store import sqlite_file
-
     db = tmp_path / "memories.db"
     with MemoryService.open(_settings(tmp_path / "live.db")) as service:
         service.remember("in the backup")
         service.backup(db)
     other: list[apsw.Connection] = []
-    counted = sqlite_file.committed_frames
+    counted = committed_frames
 
     def opened_meanwhile(log: Path) -> int:
         if not other:  # the other process, between this one's two reads
@@ -142,7 +140,7 @@ def test_sqlite_store_opens_a_backup_another_process_opened_meanwhile(
             other.append(connection)
         return counted(log)
 
-    monkeypatch.setattr(sqlite_file, "committed_frames", opened_meanwhile)
+    monkeypatch.setattr("recalld.store.sqlite_file.committed_frames", opened_meanwhile)
     try:
         with MemoryService.open(_settings(db)) as opened:
             assert opened.stats().count == 1
