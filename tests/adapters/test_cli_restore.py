@@ -252,3 +252,41 @@ def test_cli_restore_refuses_a_backup_a_newer_recalld_wrote(tmp_path: Path) -> N
     assert not Path(f"{db}.old").exists()
     with MemoryService.open(_settings(db)) as untouched:
         assert untouched.stats().count == 1
+
+
+def test_cli_restore_killed_after_the_copy_goes_in_is_finished_by_a_second_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed once the copy is in place, before the old log beside it was unlinked: the
+    copy is refused on opening (that log is the old database's), and a second restore
+    unlinks it (it is kept at .old-wal) and says so, keeping <db>.old."""
+    from recalld.store import sqlite_restore
+    from recalld.store.sqlite_file import ForeignLogError
+
+    db, backup = tmp_path / "memories.db", tmp_path / "backup.db"
+    with MemoryService.open(_settings(db)) as service:
+        service.remember("written before the backup")
+        service.backup(backup)
+        service.remember("written after the backup")
+        crashed = db.read_bytes(), Path(f"{db}-wal").read_bytes()
+    db.write_bytes(crashed[0])
+    Path(f"{db}-wal").write_bytes(crashed[1])
+    unlink = Path.unlink
+
+    def killed(path: Path, missing_ok: bool = False) -> None:
+        if path.name == "memories.db-wal":
+            raise _Crash
+        unlink(path, missing_ok=missing_ok)
+
+    monkeypatch.setattr(Path, "unlink", killed)
+    with pytest.raises(_Crash):
+        sqlite_restore.restore_database(backup, db)
+    monkeypatch.setattr(Path, "unlink", unlink)
+    with pytest.raises(ForeignLogError):
+        MemoryService.open(_settings(db))
+    refusal = _refused("--db", str(db), "restore", str(backup))
+    assert "the earlier restore was finished" in refusal
+    with MemoryService.open(_settings(db)) as restored:
+        assert restored.stats().count == 1
+    with MemoryService.open(_settings(Path(f"{db}.old"))) as old:
+        assert old.stats().count == 2

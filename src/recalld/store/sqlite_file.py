@@ -174,7 +174,8 @@ def _refuse_foreign_log(path: Path) -> None:
         " a damaged mix, instead of the copy, so it was not opened and nothing changed."
         " Stop every recalld process using it (one that stops writes that log into this"
         f" file), then restore the backup again with `recalld --db {path} restore BACKUP`,"
-        " which moves the database and its log aside (<db>.old, <db>.old-wal) first"
+        " which keeps the database and its log aside (<db>.old, <db>.old-wal), or finishes"
+        " the restore that was interrupted here"
     )
 
 

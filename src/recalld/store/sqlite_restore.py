@@ -118,14 +118,18 @@ def _refuse_an_old_database(
     if _same(real, old):  # stopped before the copy went in: its links, undone (the log's
         old_wal.unlink(missing_ok=True)  # too: folded in since, its pages are stale)
         old.unlink()
-    elif _same(wal, old_wal):  # stopped after the copy went in: the log is at .old-wal
+    done = f"nothing was changed, {database} is as it was"
+    if _same(wal, old_wal) and not _same(real, old):
+        # Stopped after the copy went in: the log beside it is the old one's, kept at
+        # .old-wal; unlinked here, the copy opens.
         wal.unlink()
+        done = f"the earlier restore was finished: {database} holds its backup"
     for name in (old, old_wal):
         if os.path.lexists(name):
             raise StorageError(
                 f"{name} exists (the database an earlier restore replaced, or its log?):"
                 " move it somewhere safe, or delete it if it is not needed, then restore"
-                f" again; nothing was changed, {database} is as it was"
+                f" again; {done}"
             )
 
 
