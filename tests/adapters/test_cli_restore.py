@@ -290,3 +290,24 @@ def test_cli_restore_killed_after_the_copy_goes_in_is_finished_by_a_second_one(
         assert restored.stats().count == 1
     with MemoryService.open(_settings(Path(f"{db}.old"))) as old:
         assert old.stats().count == 2
+
+
+def test_cli_restore_undoes_a_restore_from_the_old_database_moved_away(tmp_path: Path) -> None:
+    """Undoing a restore (its <db>.old given as the backup) was refused, and the refused
+    attempt left an empty <db>.old-wal (SQLite opened the file to check it), so restoring
+    from the moved <db>.old was refused too (review of pass d69)."""
+    db, backup, undo = tmp_path / "memories.db", tmp_path / "backup.db", tmp_path / "undo.db"
+    with MemoryService.open(_settings(db)) as service:
+        service.remember("in the backup")
+        service.backup(backup)
+        service.remember("only in the database the restore replaces")
+    code, output = _invoke("--db", str(db), "restore", str(backup))
+    assert code == 0, output
+    refusal = _refused("--db", str(db), "restore", f"{db}.old")
+    assert "memories.db.old exists" in refusal
+    assert not Path(f"{db}.old-wal").exists()  # the refusal read nothing
+    Path(f"{db}.old").rename(undo)
+    code, output = _invoke("--db", str(db), "restore", str(undo))
+    assert code == 0, output
+    with MemoryService.open(_settings(db)) as undone:
+        assert undone.stats().count == 2

@@ -65,16 +65,18 @@ def restore_database(backup: Path, database: Path) -> RestoreResult:
         raise StorageError(
             f"{backup} is the database itself or one of its own files; give the backup's path"
         )
-    check_path(backup, create_directory=False)  # a recalld database, beside no foreign log
-    _refuse_a_database_in_use(backup)
-    _refuse_a_newer_schema(backup)
     if not database.parent.is_dir():
         raise StorageError(f"the directory {database.parent} does not exist")
     real = Path(os.path.realpath(database))
     wal, shm = Path(f"{real}-wal"), Path(f"{real}-shm")
     old, old_wal = Path(f"{real}.old"), Path(f"{real}.old-wal")
     refuse_open(database, shm)
+    # Before the backup is read: SQLite leaves an empty -wal and -shm beside a file in WAL
+    # mode it opened (the <db>.old given as the backup, to undo a restore).
     _refuse_an_old_database(database, real, wal, old, old_wal)
+    check_path(backup, create_directory=False)  # a recalld database, beside no foreign log
+    _refuse_a_database_in_use(backup)
+    _refuse_a_newer_schema(backup)
     partial = _copy_beside(backup, real)
     try:
         refuse_open(database, shm)  # again, once the copy is made: one may have started
@@ -118,6 +120,11 @@ def _refuse_an_old_database(
     if _same(real, old):  # stopped before the copy went in: its links, undone (the log's
         old_wal.unlink(missing_ok=True)  # too: folded in since, its pages are stale)
         old.unlink()
+    if not os.path.lexists(old) and committed_frames(old_wal) == 0:
+        # Nothing to lose: the empty log SQLite left beside a <db>.old it opened, which
+        # was moved away since (restored from, say), and the index beside it.
+        for leftover in (old_wal, Path(f"{old}-shm")):
+            leftover.unlink(missing_ok=True)
     done = f"nothing was changed, {database} is as it was"
     if _same(wal, old_wal) and not _same(real, old):
         # Stopped after the copy went in: the log beside it is the old one's, kept at
