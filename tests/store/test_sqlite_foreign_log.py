@@ -148,3 +148,19 @@ def test_sqlite_store_opens_a_backup_another_process_opened_meanwhile(
     finally:
         for connection in other:
             connection.close()
+
+
+def test_sqlite_store_names_a_log_it_cannot_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A -wal this user may not read (another user's server) beside a backup escaped as a
+    bare PermissionError, a traceback on the CLI (review of pass d69)."""
+    db, backup = _backup_then_crash(tmp_path)
+    shutil.copyfile(backup, db)
+
+    def unreadable(log: Path) -> int:
+        raise PermissionError(13, "Permission denied", str(log))
+
+    monkeypatch.setattr("recalld.store.sqlite_file.committed_frames", unreadable)
+    with pytest.raises(StorageError, match=r"cannot read .*memories\.db-wal: Permission denied"):
+        MemoryService.open(_settings(db))
