@@ -39,8 +39,8 @@ def archive_message(kind: str) -> str:
     if kind == SQLITE_DATABASE:
         return (
             f"is a {kind}, not an export (a `recalld backup` is restored, not imported: stop"
-            " the servers and put it in place of the database file, or point --db at it;"
-            " to import, give what `recalld export` wrote)"
+            " the servers and run `recalld restore BACKUP`, or point --db at it; to import,"
+            " give what `recalld export` wrote)"
         )
     message = f"is a {kind}, not the text inside it: unpack it and give the file it holds"
     if kind == "zip archive":

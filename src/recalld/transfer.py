@@ -362,6 +362,8 @@ class Transfer:
         # The line each (namespace, id) was first read on: a later line with it would
         # overwrite the first on every run (never idempotent), so it is refused.
         first_line: dict[tuple[str, str], int] = {}
+        # The memories this import skipped as expired: their senses lines go with them.
+        expired: set[tuple[str, str]] = set()
         for number, given in enumerate(lines, start=1):
             try:
                 line = check.line_text(given)
@@ -391,16 +393,16 @@ class Transfer:
             chunk.append(parsed)
             if len(chunk) >= IMPORT_CHUNK_LINES:
                 with stopped_import(chunk, report):
-                    self._import_chunk(chunk, report)
+                    self._import_chunk(chunk, report, expired)
                 if progress is not None:
                     progress(len(chunk))
                 chunk = []
         if chunk:
             with stopped_import(chunk, report):
-                self._import_chunk(chunk, report)
+                self._import_chunk(chunk, report, expired)
             if progress is not None:
                 progress(len(chunk))
-        self._import_structures(later, report, held)
+        self._import_structures(later, report, held, expired)
         if report.updated or self._store.pending_scrubs():
             # The records it replaced leave the files too, and so do expired ones whose id
             # or key a created line took (deleted without anything counted as updated).
@@ -446,7 +448,14 @@ class Transfer:
         except ValidationError as error:
             return ImportLineError(line=number, error=str(error))
 
-    def _import_chunk(self, chunk: Sequence[_Line | ImportLineError], report: ImportReport) -> None:
+    def _import_chunk(
+        self,
+        chunk: Sequence[_Line | ImportLineError],
+        report: ImportReport,
+        expired: set[tuple[str, str]] | None = None,
+    ) -> None:
+        """Import the memory lines of ``chunk`` in one transaction; the (namespace, id) of
+        each one skipped as expired goes into ``expired``."""
         with self._store.transaction() as tx:
             for parsed in chunk:
                 if isinstance(parsed, ImportLineError):
@@ -458,6 +467,8 @@ class Transfer:
                     report.errors.append(ImportLineError(line=parsed.number, error=str(error)))
                     continue
                 report.count(outcome, "memories")
+                if outcome == "skipped" and expired is not None and parsed.value.id is not None:
+                    expired.add((parsed.namespace, parsed.value.id))
 
     def _import_record(self, tx: StoreTransaction, record: ExportRecord, namespace: str) -> str:
         if record.id is None:
@@ -565,11 +576,18 @@ class Transfer:
         return written == stored
 
     def _import_structures(
-        self, lines: Sequence[_Line], report: ImportReport, held: dict[tuple[str, str], _Line]
+        self,
+        lines: Sequence[_Line],
+        report: ImportReport,
+        held: dict[tuple[str, str], _Line],
+        expired: set[tuple[str, str]],
     ) -> None:
         """Senses, reminders (each with its held memory line), core entries, then declared
         entities, then relations (which name entities); then the held memory lines of
-        reminders already stored, and a refusal for the others (no trigger came with them)."""
+        reminders already stored, and a refusal for the others (no trigger came with them).
+        The senses of a memory skipped as ``expired`` are skipped with it, and so is an
+        entity's observation of it: they were refused as an error ("no memory"), the whole
+        entity with them, when a memory expired between export and import (pass d69)."""
         kinds = (SENSES_LINE, INTENTION_LINE, PENDING_LINE, CORE_LINE, ENTITY_LINE, RELATION_LINE)
         order = {kind: position for position, kind in enumerate(kinds)}
         created: set[tuple[str, str]] = set()  # the reminders this import wrote
@@ -581,7 +599,11 @@ class Transfer:
             try:
                 with stopped_import([line], report, in_file_order=False):
                     if line.kind == SENSES_LINE:
-                        import_senses(self._store, line.namespace, line.value, report)
+                        memory_id = line.value.get("id")
+                        if isinstance(memory_id, str) and (line.namespace, memory_id) in expired:
+                            report.count("skipped", "senses")
+                        else:
+                            import_senses(self._store, line.namespace, line.value, report)
                     elif line.kind == INTENTION_LINE:
                         # Checked before its memory line is written: a malformed trigger line
                         # leaves no trigger-less reminder memory behind.
@@ -610,7 +632,7 @@ class Transfer:
                     elif line.kind == CORE_LINE:
                         self._import_core(line, report)
                     elif line.kind == ENTITY_LINE:
-                        self._import_entity(line, report)
+                        self._import_entity(line, report, expired)
                     else:
                         self._import_relation(line, report)
             except ValidationError as error:
@@ -699,7 +721,12 @@ class Transfer:
             field="entries",
         )
 
-    def _import_entity(self, line: _Line, report: ImportReport) -> None:
+    def _import_entity(
+        self, line: _Line, report: ImportReport, expired: set[tuple[str, str]]
+    ) -> None:
+        """Declare a line's entity with its observations; one naming a memory this import
+        skipped as ``expired`` is left out (it refused the whole entity: adversarial pass
+        d69), one naming no memory refuses the line."""
         name = check_entity_name(line_text(line.value, "name"), "name")
         entity_type = check_entity_type(line_text(line.value, "entity_type"), "entity_type")
         observations = line.value.get("observations", [])
@@ -712,6 +739,8 @@ class Transfer:
             record, created = tx.graph.declare_entity(line.namespace, name, entity_type, now)
             linked, new = {seq for seq, _ in tx.graph.observations(record.id, None)}, {}
             for memory_id in observations:
+                if (line.namespace, memory_id) in expired:
+                    continue
                 memory = tx.find(line.namespace, id=memory_id)
                 if memory is None:
                     raise ValidationError(

@@ -109,10 +109,10 @@ def test_cli_import_interrupted_says_what_it_kept(
     write_chunk = Transfer._import_chunk
     written: list[int] = []
 
-    def interrupted_after_one(self: Transfer, chunk: list[Any], report: Any) -> None:
+    def interrupted_after_one(self: Transfer, chunk: list[Any], report: Any, *rest: Any) -> None:
         if written:
             raise KeyboardInterrupt  # Ctrl-C while the second chunk is written
-        write_chunk(self, chunk, report)
+        write_chunk(self, chunk, report, *rest)
         written.append(len(chunk))
 
     monkeypatch.setattr(Transfer, "_import_chunk", interrupted_after_one)

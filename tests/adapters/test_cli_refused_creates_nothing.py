@@ -84,6 +84,33 @@ def test_cancel_and_import_of_a_directory_refused_on_a_missing_database_create_n
     assert sorted(path.name for path in tmp_path.iterdir()) == ["folder"]
 
 
+@pytest.mark.parametrize(
+    ("name", "content", "field"),
+    [
+        ("backup.db", b"SQLite format 3\x00" + bytes(84), "file"),  # a backup given to import
+        ("memories.zip", b"PK\x03\x04" + bytes(26), "file"),
+        ("notes.txt", "hello".encode("utf-16"), "file"),
+        ("what.json", b'{"neither": "format"}\n', "format"),
+    ],
+)
+def test_import_of_a_file_no_importer_reads_creates_no_database(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    name: str,
+    content: bytes,
+    field: str,
+) -> None:
+    # Adversarial pass d69: the database was created, then the file refused.
+    db = tmp_path / "never.db"
+    given = tmp_path / name
+    given.write_bytes(content)
+    assert _exit_status(monkeypatch, "--db", str(db), "import", str(given), "--json") == 1
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert (error["type"], error["field"]) == ("validation_error", field)
+    assert sorted(path.name for path in tmp_path.iterdir()) == [name]
+
+
 def test_token_revoke_on_a_missing_database_revokes_nothing_and_creates_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -184,11 +184,11 @@ def _second_chunk_raises(monkeypatch: pytest.MonkeyPatch, error: Exception) -> N
     import_chunk = Transfer._import_chunk
     chunks: list[int] = []
 
-    def second_raises(self: Transfer, chunk: Any, report: Any) -> None:
+    def second_raises(self: Transfer, chunk: Any, report: Any, *rest: Any) -> None:
         chunks.append(len(chunk))
         if len(chunks) == 2:
             raise error
-        import_chunk(self, chunk, report)
+        import_chunk(self, chunk, report, *rest)
 
     monkeypatch.setattr(Transfer, "_import_chunk", second_raises)
 

@@ -62,11 +62,11 @@ def test_an_import_stopped_by_a_replaced_file_says_to_restart_over_rest(
     import_chunk = Transfer._import_chunk
     chunks: list[int] = []
 
-    def second_replaced(self: Transfer, chunk: Any, report: Any) -> None:
+    def second_replaced(self: Transfer, chunk: Any, report: Any, *rest: Any) -> None:
         chunks.append(len(chunk))
         if len(chunks) == 2:
             raise REPLACED
-        import_chunk(self, chunk, report)
+        import_chunk(self, chunk, report, *rest)
 
     monkeypatch.setattr(Transfer, "_import_chunk", second_replaced)
     lines = [json.dumps({"content": f"imported memory {n}"}) for n in range(IMPORT_CHUNK_LINES + 3)]

@@ -1,5 +1,5 @@
-"""``recalld`` commands that move memories in and out: export, import, ingest, backup
-(``migrate`` is in :mod:`recalld.adapters.cli_migrate`)."""
+"""``recalld`` commands that move memories in and out: export, import, ingest, backup,
+restore (``migrate`` is in :mod:`recalld.adapters.cli_migrate`)."""
 
 from __future__ import annotations
 
@@ -209,9 +209,9 @@ def import_command(
     reported with its number (on stderr; exit 1) and the rest is imported.
     """
     if str(file) != "-":
-        from recalld.importing import refuse_directory
+        from recalld.importing import refuse_unimportable
 
-        refuse_directory(file, file_format)  # before the database is opened (e66 review)
+        refuse_unimportable(file, file_format)  # before the database is opened
     memory = state.memory()
     with _told_when_interrupted("import", "lines"):
         _import(state, memory, file, file_format, include_tools, include_system, as_json)
@@ -496,6 +496,44 @@ def backup_command(state: _State, destination: str, as_json: bool) -> None:
     _report_backup(result, source, as_json)
 
 
+@click.command("restore")
+@click.argument("backup", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="print what was done as JSON")
+@pass_state
+def restore_command(state: _State, backup: Path, as_json: bool) -> None:
+    """Put a copy of BACKUP (what `recalld backup` wrote) in place of the database, once
+    every recalld process using it has stopped (refused while one has it open). The
+    database is kept as <db>.old, with its -wal as <db>.old-wal (after a crash it holds
+    the newest writes); refused while a <db>.old is there (move it away first). The copy
+    is complete and fsynced before anything is moved."""
+    from recalld.store.sqlite_restore import restore_database
+
+    database = state.settings.db
+    if not isinstance(database, Path):
+        raise click.ClickException(
+            "the database is PostgreSQL: restore a pg_dump with pg_restore; recalld restore"
+            " puts a `recalld backup` of an SQLite database in place"
+        )
+    result = restore_database(backup, database)
+    if as_json:
+        _print_json(
+            {
+                "database": str(result.database),
+                "backup": str(result.backup),
+                "old": None if result.old is None else str(result.old),
+                "old_log": None if result.old_log is None else str(result.old_log),
+            }
+        )
+        return
+    click.echo(f"restored {result.backup} in place of {result.database}")
+    if result.old is not None:
+        kept = "" if result.old_log is None else f" (its log as {result.old_log.name})"
+        click.echo(f"the database it replaced is {result.old}{kept}")
+    click.echo(
+        "A token revoked or a memory forgotten since the backup is back: revoke or forget it again."
+    )
+
+
 def _report_backup(result: BackupResult, source: str, as_json: bool) -> None:
     copy = result.destination.resolve()
     if as_json:
@@ -575,6 +613,8 @@ def _restore_hint(source: str, copy: Path) -> str:
         f"  mv {live} {old} && rm -f {old_wal} {old_shm} &&"
         f" if [ -e {wal} ]; then mv {wal} {old_wal}; fi && rm -f {shm}\n"
         f"  cp {backup} {live}\n"
+        f"or let recalld do it (refused while a process has the database open):"
+        f" recalld --db {live} restore {backup}\n"
         f"or use the copy where it is: recalld --db {backup} ...\n"
         "The copy is the database as it is now: after a restore, a token revoked or a"
         " memory forgotten since then is back (revoke or forget it again)."
@@ -586,4 +626,5 @@ transfer_commands: list[click.Command] = [
     import_command,
     ingest_command,
     backup_command,
+    restore_command,
 ]

@@ -50,6 +50,7 @@ __all__ = [
     "import_file",
     "import_text",
     "refuse_directory",
+    "refuse_unimportable",
 ]
 
 # progress(done, total): lines or bytes or items so far, out of total (for progress bars).
@@ -156,25 +157,51 @@ def _import_source(
         raise ValidationError(
             "file", f"{shown} is read as text: give a binary stream (sys.stdin.buffer, 'rb')"
         )
+    chosen = _format_of(head, format, shown, name)
+    if chosen is None:
+        return ImportReport()
+    if chosen in ("recalld", "mcp-memory"):
+        # Chunks read before a failed read stay imported (a second run skips them).
+        return _lines(run, chosen, _file_lines(head, source, total, run))
+    whole = head + source.read()
+    return _document(run, chosen, whole, name)
+
+
+def _format_of(head: bytes, format: str, shown: str, name: str | None) -> str | None:
+    """The format of a file that starts with ``head`` (``format``, or told by content for
+    auto), None when it holds nothing to import; raises ValidationError for a file no
+    importer reads (an archive, UTF-16, a database, what no format is)."""
     kind = check.archive_kind(head)
     if kind is not None:  # in any format: no importer reads an archive
         raise ValidationError("file", f"{shown} {check.archive_message(kind)}")
     if format == "auto" and len(head) < SAMPLE_BYTES and _empty(head, name):
         # The whole file is empty (an export of an empty namespace, or of an account
         # without conversations: "[]"): nothing to import.
-        return ImportReport()
+        return None
     wide = wide_encoding(head)
     if wide is not None:
         # Told apart by content it could not be: "cannot tell the format" said nothing
         # of the cause (PowerShell's `>` writes UTF-16); and as lines, it was split at
         # its 0x0a bytes, each piece refused as "not JSON", lines it never held.
         raise ValidationError("file", f"{shown} {wide}")
-    chosen = _chosen(format, head.decode("utf-8", errors="replace"), name)
-    if chosen in ("recalld", "mcp-memory"):
-        # Chunks read before a failed read stay imported (a second run skips them).
-        return _lines(run, chosen, _file_lines(head, source, total, run))
-    whole = head + source.read()
-    return _document(run, chosen, whole, name)
+    return _chosen(format, head.decode("utf-8", errors="replace"), name)
+
+
+def refuse_unimportable(path: Path, format: str) -> None:
+    """Refuse ``path`` as the import would, from its start, before the database is opened
+    (the CLI asks): a file no importer reads (a backup's database, an archive, UTF-16,
+    what no format is) created the database of a mistyped ``--db`` anyway, and a new
+    one said "created a new database" beside the refusal (adversarial pass d69). Only a
+    directory or a regular file is read here: a pipe cannot be read twice."""
+    refuse_directory(path, format)
+    if not path.is_file():
+        return
+    try:
+        with path.open("rb") as source:
+            head = source.read(SAMPLE_BYTES)
+    except OSError as error:
+        raise ValidationError("file", f"cannot read {path}: {error.strerror or error}") from error
+    _format_of(head, format, str(path), path.name)
 
 
 def import_text(

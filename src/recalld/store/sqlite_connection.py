@@ -33,6 +33,7 @@ from recalld.errors import (
     StorageError,
 )
 from recalld.store.process import OpeningProcess
+from recalld.store.sqlite_wal import FileHeader
 
 __all__ = [
     "DISK_FULL_MESSAGE",
@@ -194,6 +195,10 @@ class SQLiteDatabase:
         # The file opened first (device, inode): every write checks the path still names it.
         # Absolute as of now, and every connection opens it: a later chdir changes neither.
         self._identity: tuple[int, int] | None = None
+        # The file's header on disk, to notice it written over in place (see FileHeader),
+        # and whether it was: then the log this process holds is not folded into it.
+        self._header: FileHeader | None = None
+        self._written_over = False
         # The damage SQLite reported reading this file, once it has: every write is
         # refused from then on (see begin).
         self._damaged: str | None = None
@@ -252,6 +257,7 @@ class SQLiteDatabase:
                 raise StorageError(f"cannot open {self.path}: {error}") from error
             if self._identity is None and not self.private:
                 self._identity = self._file_identity()
+                self._header = FileHeader(os.path.realpath(self._absolute))
             if not self.private and (self._logs is None or None in self._logs):
                 # This connection read through them (journal_mode): held open from now on,
                 # SQLite deletes neither, so a change after this was someone else's.
@@ -494,6 +500,27 @@ class SQLiteDatabase:
                 " this process still has the old file. Stop every recalld process using it"
                 " and start them again"
             )
+        self._check_not_written_over()
+
+    def _check_not_written_over(self) -> None:
+        """Refuse every operation once the file was written over in place (see
+        :class:`~recalld.store.sqlite_wal.FileHeader`): this process would read the copy
+        through its own log, and write that log into it (adversarial pass d69)."""
+        if self._header is None:
+            return
+        try:
+            written_over = self._written_over or self._header.written_over()
+        except apsw.Error as error:
+            raise StorageError(f"cannot read {self.path}: {error}") from error
+        if written_over:
+            self._written_over = True
+            raise DatabaseReplacedError(
+                f"{self.path} was written over in place (a backup copied over it?) while this"
+                " process had it open: nothing was read or written, as this process would"
+                " read it through its own log and write that log into it. Stop every recalld"
+                " process using it (this one leaves its log unread), then restore the backup"
+                " again with `recalld restore BACKUP`"
+            )
 
     def _check_same_file(self) -> None:
         """Refuse a write once the path no longer names the file this process opened.
@@ -512,6 +539,7 @@ class SQLiteDatabase:
                 " have gone to the old file. Stop every recalld process using it and start"
                 " them again"
             )
+        self._check_not_written_over()  # with the write lock held: no write lands in it
         self._check_same_logs()
 
     def _log_identities(self) -> tuple[tuple[int, int] | None, ...]:
@@ -727,6 +755,11 @@ class SQLiteDatabase:
         # since, but over what another process wrote since if one did (its acknowledged
         # writes undone, or the file left damaged): then the log is left unread.
         stale = self.logs_replaced() and self._others_wrote()
+        # A file written over in place (a backup copied over it) is another database: the
+        # log this process holds is the old one's, and folded in it would undo the copy.
+        if not stale and self._header is not None:
+            with contextlib.suppress(apsw.Error):  # unreadable: the checkpoint says so
+                stale = self._written_over or self._header.written_over()
         for connection in connections:
             try:
                 if stale:
@@ -741,6 +774,8 @@ class SQLiteDatabase:
                 )
         self._local = threading.local()  # its threads' storage goes: each queues its connection
         self._ended.clear()  # closed above, or left to a thread still running on it
+        if self._header is not None:
+            self._header.close()
 
     def _wait_for_statements(self, timeout: float) -> bool:
         """Wait until no other thread runs a statement (True), at most ``timeout`` s

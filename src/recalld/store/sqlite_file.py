@@ -35,15 +35,22 @@ from recalld.errors import DiskFullError, StorageError
 from recalld.store.base import BackupResult
 from recalld.store.file_modes import PRIVATE_DIRECTORY_MODE, create_private_file
 from recalld.store.sqlite_connection import storage_error, unwritable_error
+from recalld.store.sqlite_wal import committed_frames, rollback_mode
 
 __all__ = [
     "DestinationExistsError",
+    "ForeignLogError",
     "check_path",
     "copy_database",
     "copy_older_schema",
     "database_file",
     "schema_versions",
 ]
+
+
+class ForeignLogError(StorageError):
+    """A database file sits beside another database's write-ahead log (a backup copied in
+    place of a database whose ``-wal`` was left beside it): it was not opened."""
 
 
 class DestinationExistsError(StorageError):
@@ -101,15 +108,13 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
         except OSError as error:
             raise StorageError(f"cannot create {path}: {error.strerror or error}") from error
         return True
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(len(SQLITE_HEADER))
-    except OSError as error:
-        raise StorageError(f"cannot read {path}: {error}") from error
-    if header != SQLITE_HEADER and path.stat().st_size > 0:
+    header = _read_header(path)
+    if header[: len(SQLITE_HEADER)] != SQLITE_HEADER and path.stat().st_size > 0:
         raise StorageError(
             f"{path} is not a recalld database (it is not an SQLite file); give another --db"
         )
+    if rollback_mode(header):
+        _refuse_foreign_log(path)
     tables = _tables(path, busy_timeout_ms)
     if tables and "schema_migrations" not in tables:
         shown = ", ".join(sorted(tables)[:5]) + (" ..." if len(tables) > 5 else "")
@@ -118,6 +123,60 @@ def check_path(path: Path, *, create_directory: bool, busy_timeout_ms: int = 500
             " will not write its tables into it: give another --db"
         )
     return False
+
+
+def _read_header(path: Path) -> bytes:
+    """The first 100 bytes of ``path``, read through SQLite's own VFS: a file descriptor
+    this process closes on the database drops every POSIX lock it holds there, those of
+    its SQLite connections too (another store open on the same file in this process),
+    and SQLite tells by those locks whether another process uses the file (whether, on
+    closing, it may fold the log in and delete it; adversarial pass d69, probed: the
+    SHARED lock range was free after a second open). SQLite's VFS keeps such a close
+    until its own locks go."""
+    try:
+        handle = apsw.VFSFile(
+            "",
+            os.path.realpath(path),
+            [apsw.SQLITE_OPEN_MAIN_DB | apsw.SQLITE_OPEN_READONLY, 0],
+        )
+    except apsw.Error as error:
+        # SQLite says "unable to open database file" whatever the cause.
+        reason = "permission denied" if not os.access(path, os.R_OK) else str(error)
+        raise StorageError(f"cannot read {path}: {reason}") from error
+    try:
+        return bytes(handle.xRead(100, 0))
+    except apsw.Error as error:
+        raise StorageError(f"cannot read {path}: {error}") from error
+    finally:
+        handle.xClose()
+
+
+def _refuse_foreign_log(path: Path) -> None:
+    """Refuse a database in rollback mode (a backup recalld wrote) beside a ``-wal`` with
+    committed frames: that log is another database's (see :mod:`recalld.store.sqlite_wal`),
+    and SQLite would lay its pages over this file on opening it, serving the database the
+    copy replaced, or a damaged mix of the two, as if the restore had worked. Checked
+    before any connection opens it, so nothing was read or changed."""
+    log = Path(f"{os.path.realpath(path)}-wal")
+    try:
+        frames = committed_frames(log)
+    except OSError as error:
+        raise StorageError(f"cannot read {log}: {error.strerror or error}") from error
+    if frames == 0 or not rollback_mode(_read_header(path)):
+        # Read again: another process opening the file (a restored backup, in rollback
+        # mode) between the two reads switched it to WAL mode and wrote its own log; the
+        # file says so now (review of pass d69: refused as a foreign log).
+        return
+    raise ForeignLogError(
+        f"{path} was put in place (a backup copied over the database?) beside {log.name},"
+        f" the log of the database it replaced ({frames} pages of committed writes):"
+        " SQLite would lay that log over it and serve the old database's newest writes, or"
+        " a damaged mix, instead of the copy, so it was not opened and nothing changed."
+        " Stop every recalld process using it (one that stops writes that log into this"
+        f" file), then restore the backup again with `recalld --db {path} restore BACKUP`,"
+        " which keeps the database and its log aside (<db>.old, <db>.old-wal), or finishes"
+        " the restore that was interrupted here"
+    )
 
 
 def _unexpanded(path: Path) -> str | None:
