@@ -610,11 +610,12 @@ def _restore_hint(source: str, copy: Path) -> str:
     old_wal, old_shm = shlex.quote(f"{source}.old-wal"), shlex.quote(f"{source}.old-shm")
     return (
         "To restore it: stop every recalld process using the database, then\n"
+        f"  recalld --db {live} restore {backup}\n"
+        f"(it keeps the replaced database as {old} and refuses while one is there), or by hand,"
+        f" which replaces any {old}:\n"
         f"  mv {live} {old} && rm -f {old_wal} {old_shm} &&"
         f" if [ -e {wal} ]; then mv {wal} {old_wal}; fi && rm -f {shm}\n"
         f"  cp {backup} {live}\n"
-        f"or let recalld do it (refused while a process has the database open):"
-        f" recalld --db {live} restore {backup}\n"
         f"or use the copy where it is: recalld --db {backup} ...\n"
         "The copy is the database as it is now: after a restore, a token revoked or a"
         " memory forgotten since then is back (revoke or forget it again)."
