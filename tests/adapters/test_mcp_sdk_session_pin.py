@@ -11,10 +11,12 @@ import anyio
 import pytest
 from mcp import types
 from mcp.server.connection import Connection
+from mcp.server.mcpserver import MCPServer
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
 from recalld.adapters.mcp_requests import name_invalid_params
+from recalld.adapters.mcp_server import _sdk_sessions
 
 
 def test_sdk_server_session_still_has_the_private_connection_recalld_reads() -> None:
@@ -62,3 +64,14 @@ def test_a_session_without_the_private_connection_gets_the_sdk_answers() -> None
         assert raised.value is sdk_refusal
 
     anyio.run(main)
+
+
+def test_sdk_session_manager_still_has_the_private_session_record_recalld_reads() -> None:
+    # The session table asks the SDK which sessions it still holds (so that one it ended
+    # by itself is not counted) through the private _server_instances: if this fails
+    # after an SDK update, such sessions are learnt of from their 404 only again.
+    server: MCPServer[Any] = MCPServer("pin")
+    server.streamable_http_app()
+    held = _sdk_sessions(server.session_manager)
+    assert held is not None
+    assert "no-such-session" not in held()

@@ -18,6 +18,13 @@ session as its opener would send it, and answers that session's next request 404
 (which the MCP specification gives as "session gone, start a new one") saying why. A
 client whose every session is busy is refused 503, naming its limit, as before.
 
+Only an ``initialize`` makes room: the table reads the body of a POST without a session
+id (as the SDK would, and bounded as the SDK bounds it) and hands it on unchanged; any
+other request (a bogus or replayed one, a notification) opens nothing, so it closes
+nothing. A session the SDK ended by itself (idle for its timeout, its task crashed) is
+forgotten before room is made, so it neither counts against a limit nor has a live
+session closed in its place (the SDK's record is read through ``held``).
+
 A client is a token; the callers trusted without one (loopback while no token exists,
 and every caller of ``recalld mcp --transport http``) are one client.
 """
@@ -25,11 +32,14 @@ and every caller of ``recalld mcp --transport http``) are one client.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 from collections import OrderedDict
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
@@ -67,11 +77,22 @@ class SessionTable:
     closing the longest-idle one to make room (module docstring)."""
 
     def __init__(
-        self, app: ASGIApp, per_client: int = SESSIONS_PER_CLIENT, server: int = SERVER_SESSIONS
+        self,
+        app: ASGIApp,
+        per_client: int = SESSIONS_PER_CLIENT,
+        server: int = SERVER_SESSIONS,
+        *,
+        held: Callable[[], Container[str]] | None = None,
+        max_body: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
     ) -> None:
         self.app = app
         self.per_client = per_client
         self.server = server
+        # The ids of the sessions the SDK holds open (none: it cannot be asked, and a
+        # session it ended is learnt of from its 404 only).
+        self.held = held
+        # The largest body read to tell an initialize (the SDK refuses a larger one).
+        self.max_body = max_body
         self._sessions: dict[str, _Session] = {}
         # Opening requests not answered yet, per client: a session joins the table only
         # once its answer starts, so concurrent initializes would otherwise all pass.
@@ -98,7 +119,12 @@ class SessionTable:
         if session_id is not None:
             await self._serve_in_session(session_id, client, scope, receive, send)
         elif scope["method"] == "POST" and _opens_a_session(headers):
-            await self._open(client, scope, receive, send)
+            body, replay = await _read_body(receive, self.max_body)
+            if _is_initialize(body):
+                await self._open(client, scope, replay, send)
+            else:
+                # Opens no session (the SDK refuses it), so no session is closed for it.
+                await self.app(scope, replay, send)
         else:
             await self.app(scope, receive, send)
 
@@ -176,12 +202,17 @@ class SessionTable:
 
     async def _make_room(self, client: str) -> str | None:
         """Close longest-idle sessions until ``client`` may open one; why not, if it may not."""
+        forgotten = False
         while True:
             held = [key for key, session in self._sessions.items() if session.client == client]
             pending = self._opening.get(client, 0)
             total = len(self._sessions) + sum(self._opening.values())
             if len(held) + pending < self.per_client and total < self.server:
                 return None
+            if not forgotten:
+                forgotten = True
+                if self._forget_ended():
+                    continue
             own = len(held) + pending >= self.per_client
             candidates = held if own else list(self._sessions)
             idle = [key for key in candidates if self._sessions[key].in_flight == 0]
@@ -207,6 +238,20 @@ class SessionTable:
                     f" closed to make room (the MCP SDK {said});"
                     " DELETE the sessions no longer used, then initialize again"
                 )
+
+    def _forget_ended(self) -> bool:
+        """Forget the sessions the SDK ended by itself; whether there were any."""
+        if self.held is None:
+            return False
+        open_in_sdk = self.held()
+        ended = [
+            key
+            for key, session in self._sessions.items()
+            if session.in_flight == 0 and key not in open_in_sdk
+        ]
+        for key in ended:
+            del self._sessions[key]
+        return bool(ended)
 
     async def _close(self, session_id: str, session: _Session, own: bool) -> int | None:
         """Close ``session`` as its opener would: a ``DELETE`` through the SDK; the status
@@ -258,6 +303,44 @@ def _opens_a_session(headers: Headers) -> bool:
     requests are sessionless."""
     version = headers.get("mcp-protocol-version")
     return version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes, Receive]:
+    """The body of a request, up to ``limit`` bytes past which it is not read further,
+    and a ``receive`` that hands on all of it (and then what follows) unchanged."""
+    read: list[Message] = []
+    size = 0
+    while size <= limit:
+        message = await receive()
+        read.append(message)
+        if message["type"] != "http.request":
+            break
+        size += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    # Past the limit it is no initialize the SDK would take (it answers 413).
+    body = b"".join(message.get("body", b"") for message in read) if size <= limit else b""
+
+    async def replay() -> Message:
+        if read:
+            return read.pop(0)
+        return await receive()
+
+    return body, replay
+
+
+def _is_initialize(body: bytes) -> bool:
+    """Whether ``body`` is what the SDK opens a session for: one JSON-RPC ``initialize``
+    request (an id, not a notification; not in a batch)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return (
+        isinstance(message, dict)
+        and message.get("method") == "initialize"
+        and message.get("id") is not None
+    )
 
 
 def _refusal(held: int, pending: int, limit: int, own: bool) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Container, Sequence
 from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
 from typing import Any, Literal, cast
 
@@ -577,7 +577,13 @@ def http_endpoint(
     for route in starlette_app.routes:
         if isinstance(route, Route) and route.path == path:
             manager = server.session_manager
-            limited = SessionTable(route.endpoint, sessions_per_client, _server_sessions(manager))
+            limited = SessionTable(
+                route.endpoint,
+                sessions_per_client,
+                _server_sessions(manager),
+                held=_sdk_sessions(manager),
+                max_body=manager.max_request_body_size,
+            )
             endpoint: ASGIApp = refuse_notifications_with_ids(limited)
             return endpoint, manager.run
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
@@ -590,12 +596,32 @@ def _server_sessions(manager: Any) -> int:
     return limit if isinstance(limit, int) else SERVER_SESSIONS
 
 
+def _sdk_sessions(manager: Any) -> Callable[[], Container[str]] | None:
+    """How the table asks which sessions the SDK still holds: its private record of
+    them, ``_server_instances`` (pinned by test_mcp_sdk_session_pin); none if the SDK
+    dropped it, and a session it ended is then learnt of from its 404 only."""
+    if not isinstance(getattr(manager, "_server_instances", None), dict):
+        return None  # pragma: no cover - an SDK without it
+
+    def held() -> Container[str]:
+        instances: Container[str] = manager._server_instances
+        return instances
+
+    return held
+
+
 def _bound_sessions(app: Starlette, server: MCPServer[Any], path: str) -> None:
     """Put ``app``'s route at ``path`` behind a :class:`SessionTable` (``recalld mcp
     --transport http``: one client, the trusted, holds at most its share of sessions)."""
     for route in app.routes:
         if isinstance(route, Route) and route.path == path:
-            route.app = SessionTable(route.app, server=_server_sessions(server.session_manager))
+            manager = server.session_manager
+            route.app = SessionTable(
+                route.app,
+                server=_server_sessions(manager),
+                held=_sdk_sessions(manager),
+                max_body=manager.max_request_body_size,
+            )
             return
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
 

@@ -1,0 +1,102 @@
+"""Only an ``initialize`` makes room in a full session table, and a session the SDK
+ended by itself (idle, crashed) is no longer counted (adversarial pass e69)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from starlette.types import Message, Receive, Scope, Send
+
+from recalld.adapters.http_mcp_session_table import SessionTable
+from tests.adapters.test_http_mcp_session_limits import ACCEPT, URL, _endpoint, _open, _ping
+
+pytestmark = pytest.mark.anyio
+
+TOOLS_LIST = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [TOOLS_LIST, {"jsonrpc": "2.0", "method": "notifications/initialized"}, "not json"],
+    ids=["request", "notification", "garbage"],
+)
+async def test_session_table_a_request_that_opens_nothing_closes_nothing(
+    tmp_path: Any, body: object
+) -> None:
+    # A POST without a session id that is no initialize (a bogus or replayed request)
+    # closed the sender's own longest-idle session to make room for a session the SDK
+    # then refused to open.
+    app, lifespan, server = _endpoint(tmp_path, limit=1)
+    transport = httpx.ASGITransport(app=app)
+    async with lifespan(), httpx.AsyncClient(transport=transport, timeout=30) as client:
+        first = await _open(client, "agent")
+        headers = {**ACCEPT, "X-Token": "agent", "Content-Type": "application/json"}
+        content = body if isinstance(body, str) else httpx.Request("POST", URL, json=body).content
+        refused = await client.post(URL, content=content, headers=headers)
+        assert refused.status_code >= 400, refused.text
+        assert (await _ping(client, "agent", first)).status_code == 200
+        manager: Any = server.session_manager
+        assert list(manager._server_instances) == [first]
+
+
+async def test_session_table_a_session_the_sdk_ended_is_not_counted(tmp_path: Any) -> None:
+    # A session the SDK discarded by itself (30 minutes idle, or its task crashed) stayed
+    # in recalld's table: it counted against the client's share, so the next initialize
+    # closed a live session to make room the client already had.
+    app, lifespan, server = _endpoint(tmp_path, limit=2)
+    transport = httpx.ASGITransport(app=app)
+    async with lifespan(), httpx.AsyncClient(transport=transport, timeout=30) as client:
+        live = await _open(client, "agent")
+        reaped = await _open(client, "agent")
+        assert (await _ping(client, "agent", reaped)).status_code == 200  # live is idler
+        manager: Any = server.session_manager
+        # What the SDK does when a session's task crashed, or it was idle for its timeout.
+        await manager._discard_session(reaped, manager._server_instances[reaped])
+        await _open(client, "agent")
+        kept = await _ping(client, "agent", live)
+    assert kept.status_code == 200, kept.text
+
+
+async def test_session_table_a_reaped_session_is_not_said_closed_to_make_room(
+    tmp_path: Any,
+) -> None:
+    app, lifespan, server = _endpoint(tmp_path, limit=1)
+    transport = httpx.ASGITransport(app=app)
+    async with lifespan(), httpx.AsyncClient(transport=transport, timeout=30) as client:
+        reaped = await _open(client, "agent")
+        manager: Any = server.session_manager
+        await manager._discard_session(reaped, manager._server_instances[reaped])
+        await _open(client, "agent")
+        answer = await _ping(client, "agent", reaped)
+    assert answer.status_code == 404
+    assert "closed to make room" not in answer.text, answer.text
+
+
+async def test_session_table_hands_on_a_body_past_its_limit_whole() -> None:
+    received: list[bytes] = []
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            received.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        await send({"type": "http.response.start", "status": 413, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    table = SessionTable(app, per_client=1, max_body=4)
+    chunks = [b"abc", b"def", b"ghi"]
+
+    async def receive() -> Message:
+        body = chunks.pop(0)
+        return {"type": "http.request", "body": body, "more_body": bool(chunks)}
+
+    async def send(message: Message) -> None:
+        """The answer is not looked at."""
+
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+    await table(scope, receive, send)
+    assert b"".join(received) == b"abcdefghi"
+    assert table.open_sessions == 0
