@@ -70,7 +70,13 @@ from recalld.adapters.dialects.base import (
     state_of,
     tidy_schema,
 )
-from recalld.adapters.dialects.failures import DialectTool, ToolCall, ToolFailure
+from recalld.adapters.dialects.failures import (
+    DialectTool,
+    ToolCall,
+    ToolFailure,
+    shaped,
+    with_retry_hint,
+)
 from recalld.adapters.http_connections import BoundedMcpRequestHead
 from recalld.adapters.http_mcp_session_table import (
     SERVER_SESSIONS,
@@ -442,14 +448,14 @@ def _share_refusal(tools: Sequence[Tool]) -> ToolRefusal:
     """A tool call past its token's share, refused in its tool's dialect's error shape
     (a native client reads the REST error body, hermes ``success: false``); no state is
     read for it, which would take the worker thread it was refused (integration read)."""
-    shaped = {tool.name: tool for tool in tools if isinstance(tool, DialectTool)}
+    by_name = {tool.name: tool for tool in tools if isinstance(tool, DialectTool)}
 
     def refuse(name: str, arguments: Any, message: str) -> CallToolResult:
-        tool = shaped.get(name)
+        tool = by_name.get(name)
         if tool is None:
-            return plain_refusal(name, arguments, message)
+            return with_retry_hint(plain_refusal(name, arguments, message), "too_many_requests")
         given = arguments if isinstance(arguments, dict) else {}
-        return tool.shape(ToolFailure("too_many_requests", message), ToolCall(name, given))
+        return shaped(tool.shape, ToolFailure("too_many_requests", message), ToolCall(name, given))
 
     return refuse
 
