@@ -78,6 +78,7 @@ from recalld.adapters.dialects.failures import (
     with_retry_hint,
 )
 from recalld.adapters.http_connections import BoundedMcpRequestHead
+from recalld.adapters.http_mcp_resumption import without_resumption
 from recalld.adapters.http_mcp_session_table import (
     SERVER_SESSIONS,
     SESSIONS_PER_CLIENT,
@@ -584,7 +585,7 @@ def http_endpoint(
         if isinstance(route, Route) and route.path == path:
             manager = server.session_manager
             limited = SessionTable(
-                route.endpoint,
+                _resumable(route.endpoint, manager),
                 sessions_per_client,
                 _server_sessions(manager),
                 held=_sdk_sessions(manager),
@@ -600,6 +601,14 @@ def _server_sessions(manager: Any) -> int:
     which the table keeps below by closing the longest-idle one (none: recalld's own)."""
     limit = getattr(manager, "max_sessions", None)
     return limit if isinstance(limit, int) else SERVER_SESSIONS
+
+
+def _resumable(app: ASGIApp, manager: Any) -> ASGIApp:
+    """``app``, reading no ``Last-Event-ID`` unless the SDK keeps events to resume a
+    stream from (:mod:`~recalld.adapters.http_mcp_resumption`)."""
+    if getattr(manager, "event_store", None) is None:
+        return without_resumption(app)
+    return app  # pragma: no cover - recalld gives the SDK no event store
 
 
 def _sdk_sessions(manager: Any) -> Callable[[], Container[str]] | None:
@@ -623,7 +632,7 @@ def _bound_sessions(app: Starlette, server: MCPServer[Any], path: str) -> None:
         if isinstance(route, Route) and route.path == path:
             manager = server.session_manager
             route.app = SessionTable(
-                route.app,
+                _resumable(route.app, manager),
                 server=_server_sessions(manager),
                 held=_sdk_sessions(manager),
                 max_body=manager.max_request_body_size,
