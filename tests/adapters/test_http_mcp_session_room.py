@@ -100,3 +100,24 @@ async def test_session_table_hands_on_a_body_past_its_limit_whole() -> None:
     await table(scope, receive, send)
     assert b"".join(received) == b"abcdefghi"
     assert table.open_sessions == 0
+
+
+@pytest.mark.parametrize("version", ["2025-13-01", "2026-07-28"])
+async def test_session_table_a_version_no_session_speaks_is_named(
+    tmp_path: Any, version: str
+) -> None:
+    # The SDK took such a request for a sessionless (2026-07-28) one and answered that
+    # params._meta lacked its envelope keys, which said nothing of the version sent.
+    app, lifespan, _server = _endpoint(tmp_path, limit=2)
+    transport = httpx.ASGITransport(app=app)
+    async with lifespan(), httpx.AsyncClient(transport=transport, timeout=30) as client:
+        session = await _open(client, "agent")
+        headers = {**ACCEPT, "X-Token": "agent", "Mcp-Session-Id": session}
+        headers["Mcp-Protocol-Version"] = version
+        refused = await client.post(URL, json=TOOLS_LIST, headers=headers)
+        still = await _ping(client, "agent", session)
+    assert refused.status_code == 400
+    message = refused.json()["error"]["message"]
+    assert message.startswith(f'Mcp-Protocol-Version: "{version}" is not a version')
+    assert "2025-06-18" in message
+    assert still.status_code == 200

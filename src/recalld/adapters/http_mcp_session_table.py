@@ -23,7 +23,9 @@ id (as the SDK would, and bounded as the SDK bounds it) and hands it on unchange
 other request (a bogus or replayed one, a notification) opens nothing, so it closes
 nothing. A session the SDK ended by itself (idle for its timeout, its task crashed) is
 forgotten before room is made, so it neither counts against a limit nor has a live
-session closed in its place (the SDK's record is read through ``held``).
+session closed in its place (the SDK's record is read through ``held``). A request in a
+session that names a protocol version no session speaks is refused 400 saying so (the
+SDK took it for a sessionless request and named a missing ``_meta`` envelope instead).
 
 A client is a token; the callers trusted without one (loopback while no token exists,
 and every caller of ``recalld mcp --transport http``) are one client.
@@ -117,6 +119,10 @@ class SessionTable:
         client = _client_of(scope)
         session_id = headers.get("mcp-session-id")
         if session_id is not None:
+            version = headers.get("mcp-protocol-version")
+            if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+                await _wrong_version_answer(version)(scope, receive, send)
+                return
             await self._serve_in_session(session_id, client, scope, receive, send)
         elif scope["method"] == "POST" and _opens_a_session(headers):
             body, replay = await _read_body(receive, self.max_body)
@@ -353,6 +359,20 @@ def _refusal(held: int, pending: int, limit: int, own: bool) -> str:
         " every one that could be closed for a new one has a request in flight or an open"
         " event stream; DELETE the sessions no longer used, then initialize again"
     )
+
+
+def _wrong_version_answer(version: str) -> JSONResponse:
+    """The 400 for a request in a session naming a protocol version no session speaks:
+    the SDK took it for a sessionless (2026-07-28) request and answered about a missing
+    ``_meta`` envelope, not about the version."""
+    versions = ", ".join(HANDSHAKE_PROTOCOL_VERSIONS)
+    message = (
+        f"Mcp-Protocol-Version: {json.dumps(version)[:80]} is not a version an MCP session"
+        f" speaks (a session speaks the one its initialize negotiated: one of {versions});"
+        " send that version, or no Mcp-Session-Id for a sessionless request"
+    )
+    error = {"code": _INVALID_REQUEST, "message": message}
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 400)
 
 
 def _evicted_answer(limit: int, *, own: bool) -> JSONResponse:
