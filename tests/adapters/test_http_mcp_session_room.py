@@ -11,6 +11,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from recalld.adapters.http_mcp_session_table import SessionTable
 from tests.adapters.test_http_mcp_session_limits import ACCEPT, URL, _endpoint, _open, _ping
+from tests.adapters.test_http_mcp_session_table import _StandIn
 
 pytestmark = pytest.mark.anyio
 
@@ -121,3 +122,21 @@ async def test_session_table_a_version_no_session_speaks_is_named(
     assert message.startswith(f'Mcp-Protocol-Version: "{version}" is not a version')
     assert "2025-06-18" in message
     assert still.status_code == 200
+
+
+async def test_session_table_records_a_session_opened_without_an_initialize() -> None:
+    # Were the SDK to open a session for another request, the table, which made no
+    # room for it, still counts it against its client's share.
+    stand_in = _StandIn()
+    table = SessionTable(stand_in, per_client=1)
+    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": []}
+
+    async def receive() -> Message:
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message: Message) -> None:
+        """The answer is not looked at."""
+
+    await table(scope, receive, send)
+    assert table.open_sessions == 1
+    assert stand_in.deleted == []

@@ -126,11 +126,9 @@ class SessionTable:
             await self._serve_in_session(session_id, client, scope, receive, send)
         elif scope["method"] == "POST" and _opens_a_session(headers):
             body, replay = await _read_body(receive, self.max_body)
-            if _is_initialize(body):
-                await self._open(client, scope, replay, send)
-            else:
-                # Opens no session (the SDK refuses it), so no session is closed for it.
-                await self.app(scope, replay, send)
+            # Any other request opens no session (the SDK refuses it): none is closed for
+            # it, though one the SDK opened after all would still be recorded.
+            await self._open(client, scope, replay, send, make_room=_is_initialize(body))
         else:
             await self.app(scope, receive, send)
 
@@ -166,9 +164,12 @@ class SessionTable:
             if gone and self._sessions.get(session_id) is session:
                 del self._sessions[session_id]
 
-    async def _open(self, client: str, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve a request that opens a session, making room for it first."""
-        refusal = await self._make_room(client)
+    async def _open(
+        self, client: str, scope: Scope, receive: Receive, send: Send, *, make_room: bool
+    ) -> None:
+        """Serve a request that may open a session, making room for it first if it is an
+        ``initialize`` (``make_room``), and recording the session it opens."""
+        refusal = await self._make_room(client) if make_room else None
         if refusal is not None:
             error = {"code": _INTERNAL_ERROR, "message": refusal}
             await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 503)(
@@ -187,17 +188,21 @@ class SessionTable:
                     session = _Session(client, opener, next(self._uses), in_flight=1)
                     self._sessions[session_id] = session
                     opened.append(session)
-                    self._opened(client)
+                    if make_room:
+                        self._opened(client)
             await send(message)
 
-        self._opening[client] = self._opening.get(client, 0) + 1
+        # Only an initialize is pending: a bogus request counted would have concurrent
+        # initializes make room for it.
+        if make_room:
+            self._opening[client] = self._opening.get(client, 0) + 1
         try:
             await self.app(scope, receive, recorded)
         finally:
             if opened:
                 opened[0].in_flight -= 1
                 opened[0].last_used = next(self._uses)
-            else:
+            elif make_room:
                 self._opened(client)
 
     def _opened(self, client: str) -> None:
