@@ -23,9 +23,10 @@ id (as the SDK would, and bounded as the SDK bounds it) and hands it on unchange
 other request (a bogus or replayed one, a notification) opens nothing, so it closes
 nothing. A session the SDK ended by itself (idle for its timeout, its task crashed) is
 forgotten before room is made, so it neither counts against a limit nor has a live
-session closed in its place (the SDK's record is read through ``held``). A request in a
-session that names a protocol version no session speaks is refused 400 saying so (the
-SDK took it for a sessionless request and named a missing ``_meta`` envelope instead).
+session closed in its place (the SDK's record is read through ``held``). A request in
+an open session that names a protocol version the server does not speak is refused 400
+saying so (the SDK took it for a sessionless request and named a missing ``_meta``
+envelope instead).
 
 A client is a token; the callers trusted without one (loopback while no token exists,
 and every caller of ``recalld mcp --transport http``) are one client.
@@ -42,7 +43,7 @@ from dataclasses import dataclass
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -119,8 +120,13 @@ class SessionTable:
         client = _client_of(scope)
         session_id = headers.get("mcp-session-id")
         if session_id is not None:
+            # Only in a session of the table: a sessionless (2026-07-28) request may carry
+            # the header as its own text, and an unknown version there is the SDK's to
+            # answer (a client negotiates a version from that answer).
             version = headers.get("mcp-protocol-version")
-            if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            held = self._sessions.get(session_id)
+            known = held is not None and held.client == client  # another's is unknown
+            if known and version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
                 await _wrong_version_answer(version)(scope, receive, send)
                 return
             await self._serve_in_session(session_id, client, scope, receive, send)
@@ -367,14 +373,14 @@ def _refusal(held: int, pending: int, limit: int, own: bool) -> str:
 
 
 def _wrong_version_answer(version: str) -> JSONResponse:
-    """The 400 for a request in a session naming a protocol version no session speaks:
-    the SDK took it for a sessionless (2026-07-28) request and answered about a missing
-    ``_meta`` envelope, not about the version."""
-    versions = ", ".join(HANDSHAKE_PROTOCOL_VERSIONS)
+    """The 400 for a request with an ``Mcp-Session-Id`` naming a protocol version this
+    server does not speak: the SDK took it for a sessionless (2026-07-28) request and
+    answered about a missing ``_meta`` envelope, not about the version."""
+    versions = ", ".join(SUPPORTED_PROTOCOL_VERSIONS)
     message = (
-        f"Mcp-Protocol-Version: {json.dumps(version)[:80]} is not a version an MCP session"
-        f" speaks (a session speaks the one its initialize negotiated: one of {versions});"
-        " send that version, or no Mcp-Session-Id for a sessionless request"
+        f"Mcp-Protocol-Version: {json.dumps(version)[:80]} is not a protocol version this"
+        f" server speaks (one of {versions}); a session speaks the one its initialize"
+        " negotiated"
     )
     error = {"code": _INVALID_REQUEST, "message": message}
     return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 400)
