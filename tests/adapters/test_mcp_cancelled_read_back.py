@@ -1,0 +1,68 @@
+"""A tool call sent after a cancelled one runs once the cancelled one has ended, so that
+reading back tells whether its write was done (adversarial pass e69).
+
+A cancelled call runs to its end in its worker thread; a ``stats`` or ``list`` the
+client sent right after the cancel ran beside it and read the database from before the
+write (count 0, then 400 a moment later)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp.client.client import Client
+
+from recalld.adapters.mcp_server import build_server
+from recalld.config import Settings
+from recalld.service import MemoryService
+from tests.adapters.mcp_support import text
+
+pytestmark = pytest.mark.anyio
+
+WAIT_SECONDS = 30
+
+
+async def test_a_call_after_a_cancelled_one_reads_what_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # In a session, as a stdio client's (the in-process 2026-07-28 transport serves one
+    # request at a time, so there the read could not run beside the write).
+    settings = Settings(db=tmp_path / "c.db", embedder="none", graph_extractor="rules")
+    server = build_server(lambda: MemoryService.open(settings), ["native"])
+    entered, release = threading.Event(), threading.Event()
+    remember = MemoryService.remember
+
+    def held(self: MemoryService, *arguments: Any, **options: Any) -> Any:
+        entered.set()
+        release.wait(WAIT_SECONDS)
+        return remember(self, *arguments, **options)
+
+    async def releasing(context: Any, call_next: Any) -> Any:
+        # The read reached the server: only now may the cancelled write go on.
+        params = getattr(context, "params", None)
+        name = params.get("name") if isinstance(params, dict) else getattr(params, "name", None)
+        if context.method == "tools/call" and name == "stats":
+            release.set()
+        return await call_next(context)
+
+    server._lowlevel_server.middleware.insert(0, releasing)
+    monkeypatch.setattr(MemoryService, "remember", held)
+    async with Client(server, mode="legacy") as client:
+        writing = anyio.CancelScope()
+
+        async def write() -> None:
+            with writing:
+                await client.call_tool("remember", {"content": "the kettle is broken"})
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(write)
+            with anyio.fail_after(WAIT_SECONDS):
+                await anyio.to_thread.run_sync(entered.wait, WAIT_SECONDS)
+            writing.cancel()  # the client sends notifications/cancelled
+        with anyio.fail_after(WAIT_SECONDS):
+            counted = await client.call_tool("stats", {})
+    assert json.loads(text(counted))["count"] == 1
