@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import pytest
 from mcp.client.client import Client
+from mcp.server.context import ServerMiddleware
 
 from recalld.adapters.mcp_server import build_server
 from recalld.config import Settings
@@ -49,7 +50,7 @@ async def test_a_call_after_a_cancelled_one_reads_what_it_wrote(
             release.set()
         return await call_next(context)
 
-    server._lowlevel_server.middleware.insert(0, releasing)
+    server._lowlevel_server.middleware.insert(0, cast(ServerMiddleware[Any], releasing))
     monkeypatch.setattr(MemoryService, "remember", held)
     async with Client(server, mode="legacy") as client:
         writing = anyio.CancelScope()
