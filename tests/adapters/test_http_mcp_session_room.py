@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 from starlette.types import Message, Receive, Scope, Send
@@ -42,6 +43,16 @@ async def test_session_table_a_request_that_opens_nothing_closes_nothing(
         assert list(manager._server_instances) == [first]
 
 
+async def _end_as_idle(server: Any, session: str) -> None:
+    """End ``session`` as the SDK does once it was idle for its timeout (its idle scope
+    cancelled), and wait until the SDK forgot it; no request reaches the session."""
+    instances = server.session_manager._server_instances
+    instances[session].idle_scope.cancel()
+    with anyio.fail_after(30):
+        while session in instances:
+            await anyio.sleep(0.01)
+
+
 async def test_session_table_a_session_the_sdk_ended_is_not_counted(tmp_path: Any) -> None:
     # A session the SDK discarded by itself (30 minutes idle, or its task crashed) stayed
     # in recalld's table: it counted against the client's share, so the next initialize
@@ -52,9 +63,7 @@ async def test_session_table_a_session_the_sdk_ended_is_not_counted(tmp_path: An
         live = await _open(client, "agent")
         reaped = await _open(client, "agent")
         assert (await _ping(client, "agent", reaped)).status_code == 200  # live is idler
-        manager: Any = server.session_manager
-        # What the SDK does when a session's task crashed, or it was idle for its timeout.
-        await manager._discard_session(reaped, manager._server_instances[reaped])
+        await _end_as_idle(server, reaped)
         await _open(client, "agent")
         kept = await _ping(client, "agent", live)
     assert kept.status_code == 200, kept.text
@@ -67,8 +76,7 @@ async def test_session_table_a_reaped_session_is_not_said_closed_to_make_room(
     transport = httpx.ASGITransport(app=app)
     async with lifespan(), httpx.AsyncClient(transport=transport, timeout=30) as client:
         reaped = await _open(client, "agent")
-        manager: Any = server.session_manager
-        await manager._discard_session(reaped, manager._server_instances[reaped])
+        await _end_as_idle(server, reaped)
         await _open(client, "agent")
         answer = await _ping(client, "agent", reaped)
     assert answer.status_code == 404

@@ -4,6 +4,7 @@ is pinned here, and a session without it degrades to the SDK's own answers."""
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from types import SimpleNamespace
 from typing import Any
 
@@ -11,12 +12,10 @@ import anyio
 import pytest
 from mcp import types
 from mcp.server.connection import Connection
-from mcp.server.mcpserver import MCPServer
 from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 
 from recalld.adapters.mcp_requests import name_invalid_params
-from recalld.adapters.mcp_server import _sdk_sessions
 
 
 def test_sdk_server_session_still_has_the_private_connection_recalld_reads() -> None:
@@ -66,12 +65,14 @@ def test_a_session_without_the_private_connection_gets_the_sdk_answers() -> None
     anyio.run(main)
 
 
-def test_sdk_session_manager_still_has_the_private_session_record_recalld_reads() -> None:
-    # The session table asks the SDK which sessions it still holds (so that one it ended
-    # by itself is not counted) through the private _server_instances: if this fails
-    # after an SDK update, such sessions are learnt of from their 404 only again.
-    server: MCPServer[Any] = MCPServer("pin")
-    server.streamable_http_app()
-    held = _sdk_sessions(server.session_manager)
-    assert held is not None
-    assert "no-such-session" not in held()
+def test_sdk_connection_still_has_the_teardown_the_session_table_uses() -> None:
+    # The session table learns that the SDK ended a session (idle, failed) from a
+    # callback on its connection's exit_stack (public), reached through the private
+    # ServerSession._connection: if this fails after an SDK update, such sessions count
+    # against their client's share until their 404 again (mcp_server._forget_ended_sessions).
+    connection = Connection(SimpleNamespace(), protocol_version="2025-06-18", session_id="s")
+    session = ServerSession(SimpleNamespace(), connection)
+    private = getattr(session, "_connection", None)
+    assert private is connection
+    assert private.session_id == "s"
+    assert isinstance(private.exit_stack, AsyncExitStack)

@@ -22,8 +22,10 @@ Only an ``initialize`` makes room: the table reads the body of a POST without a 
 id (as the SDK would, and bounded as the SDK bounds it) and hands it on unchanged; any
 other request (a bogus or replayed one, a notification) opens nothing, so it closes
 nothing. A session the SDK ended by itself (idle for its timeout, its task crashed) is
-forgotten before room is made, so it neither counts against a limit nor has a live
-session closed in its place (the SDK's record is read through ``held``). A request in
+forgotten as it ends, so it neither counts against a limit nor has a live session
+closed in its place: the SDK calls :meth:`SessionTable.ended` then, from the session's
+``Connection.exit_stack`` (the SDK's public per-connection teardown; mcp_server), and
+none of the SDK's private tables is read. A request in
 an open session that names a protocol version the server does not speak is refused 400
 saying so (the SDK took it for a sessionless request and named a missing ``_meta``
 envelope instead).
@@ -38,7 +40,6 @@ import itertools
 import json
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Container
 from dataclasses import dataclass
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -85,15 +86,11 @@ class SessionTable:
         per_client: int = SESSIONS_PER_CLIENT,
         server: int = SERVER_SESSIONS,
         *,
-        held: Callable[[], Container[str]] | None = None,
         max_body: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
     ) -> None:
         self.app = app
         self.per_client = per_client
         self.server = server
-        # The ids of the sessions the SDK holds open (none: it cannot be asked, and a
-        # session it ended is learnt of from its 404 only).
-        self.held = held
         # The largest body read to tell an initialize (the SDK refuses a larger one).
         self.max_body = max_body
         self._sessions: dict[str, _Session] = {}
@@ -219,17 +216,12 @@ class SessionTable:
 
     async def _make_room(self, client: str) -> str | None:
         """Close longest-idle sessions until ``client`` may open one; why not, if it may not."""
-        forgotten = False
         while True:
             held = [key for key, session in self._sessions.items() if session.client == client]
             pending = self._opening.get(client, 0)
             total = len(self._sessions) + sum(self._opening.values())
             if len(held) + pending < self.per_client and total < self.server:
                 return None
-            if not forgotten:
-                forgotten = True
-                if self._forget_ended():
-                    continue
             own = len(held) + pending >= self.per_client
             candidates = held if own else list(self._sessions)
             idle = [key for key in candidates if self._sessions[key].in_flight == 0]
@@ -256,19 +248,10 @@ class SessionTable:
                     " DELETE the sessions no longer used, then initialize again"
                 )
 
-    def _forget_ended(self) -> bool:
-        """Forget the sessions the SDK ended by itself; whether there were any."""
-        if self.held is None:
-            return False
-        open_in_sdk = self.held()
-        ended = [
-            key
-            for key, session in self._sessions.items()
-            if session.in_flight == 0 and key not in open_in_sdk
-        ]
-        for key in ended:
-            del self._sessions[key]
-        return bool(ended)
+    def ended(self, session_id: str) -> None:
+        """The SDK ended ``session_id`` (its client's ``DELETE``, idle for the SDK's
+        timeout, its task failed): it no longer counts against any limit."""
+        self._sessions.pop(session_id, None)
 
     async def _close(self, session_id: str, session: _Session, own: bool) -> int | None:
         """Close ``session`` as its opener would: a ``DELETE`` through the SDK; the status

@@ -21,8 +21,13 @@ from __future__ import annotations
 import logging
 import threading
 import weakref
-from collections.abc import AsyncIterator, Callable, Container, Sequence
-from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+)
 from typing import Any, Literal, cast
 
 import anyio
@@ -645,9 +650,9 @@ def http_endpoint(
                 _resumable(route.endpoint, manager),
                 sessions_per_client,
                 _server_sessions(manager),
-                held=_sdk_sessions(manager),
                 max_body=manager.max_request_body_size,
             )
+            _forget_ended_sessions(server, limited)
             endpoint: ASGIApp = refuse_notifications_with_ids(limited)
             return endpoint, manager.run
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
@@ -668,18 +673,25 @@ def _resumable(app: ASGIApp, manager: Any) -> ASGIApp:
     return app  # pragma: no cover - recalld gives the SDK no event store
 
 
-def _sdk_sessions(manager: Any) -> Callable[[], Container[str]] | None:
-    """How the table asks which sessions the SDK still holds: its private record of
-    them, ``_server_instances`` (pinned by test_mcp_sdk_session_pin); none if the SDK
-    dropped it, and a session it ended is then learnt of from its 404 only."""
-    if not isinstance(getattr(manager, "_server_instances", None), dict):
-        return None  # pragma: no cover - an SDK without it
+def _forget_ended_sessions(server: MCPServer[Any], table: SessionTable) -> None:
+    """Have each session the SDK opens tell ``table`` when it ends, however it ends
+    (its client's ``DELETE``, idle for the SDK's timeout, its task failed): its
+    ``initialize`` pushes :meth:`SessionTable.ended` onto the session's connection's
+    ``exit_stack``, which the SDK unwinds as the session's task ends (its public
+    per-connection teardown). The connection is reached through the private
+    ``ServerSession._connection`` recalld reads already (pinned by
+    test_mcp_sdk_session_pin); a session served without it is forgotten on its 404."""
 
-    def held() -> Container[str]:
-        instances: Container[str] = manager._server_instances
-        return instances
+    async def forgetting(context: ServerRequestContext[Any], call_next: Any) -> Any:
+        if context.method == "initialize":
+            connection = getattr(context.session, "_connection", None)
+            session_id = getattr(connection, "session_id", None)
+            stack = getattr(connection, "exit_stack", None)
+            if isinstance(session_id, str) and isinstance(stack, AsyncExitStack):
+                stack.callback(table.ended, session_id)
+        return await call_next(context)
 
-    return held
+    server._lowlevel_server.middleware.insert(0, cast(ServerMiddleware[Any], forgetting))
 
 
 def _bound_sessions(app: Starlette, server: MCPServer[Any], path: str) -> None:
@@ -688,12 +700,13 @@ def _bound_sessions(app: Starlette, server: MCPServer[Any], path: str) -> None:
     for route in app.routes:
         if isinstance(route, Route) and route.path == path:
             manager = server.session_manager
-            route.app = SessionTable(
+            table = SessionTable(
                 _resumable(route.app, manager),
                 server=_server_sessions(manager),
-                held=_sdk_sessions(manager),
                 max_body=manager.max_request_body_size,
             )
+            _forget_ended_sessions(server, table)
+            route.app = table
             return
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
 
