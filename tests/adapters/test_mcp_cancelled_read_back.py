@@ -17,6 +17,7 @@ import pytest
 from mcp.client.client import Client
 from mcp.server.context import ServerMiddleware
 
+from recalld.adapters import mcp_cancel_wait
 from recalld.adapters.mcp_server import build_server
 from recalld.config import Settings
 from recalld.service import MemoryService
@@ -67,3 +68,44 @@ async def test_a_call_after_a_cancelled_one_reads_what_it_wrote(
         with anyio.fail_after(WAIT_SECONDS):
             counted = await client.call_tool("stats", {})
     assert json.loads(text(counted))["count"] == 1
+
+
+async def test_a_call_after_a_cancelled_one_still_running_is_answered_after_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The wait had no bound: a cancelled call that ran on (a long import, a call stuck
+    # behind a lock) left every later call of its client unanswered until it ended
+    # (review of pass e69).
+    settings = Settings(db=tmp_path / "b.db", embedder="none", graph_extractor="rules")
+    server = build_server(lambda: MemoryService.open(settings), ["native"])
+    entered, release = threading.Event(), threading.Event()
+    remember = MemoryService.remember
+
+    def held(self: MemoryService, *arguments: Any, **options: Any) -> Any:
+        entered.set()
+        release.wait(WAIT_SECONDS)
+        return remember(self, *arguments, **options)
+
+    monkeypatch.setattr(mcp_cancel_wait, "CANCELLED_WAIT_SECONDS", 0.2)
+    monkeypatch.setattr(MemoryService, "remember", held)
+    try:
+        async with Client(server, mode="legacy") as client:
+            writing = anyio.CancelScope()
+
+            async def write() -> None:
+                with writing:
+                    await client.call_tool("remember", {"content": "the kettle is broken"})
+
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(write)
+                with anyio.fail_after(WAIT_SECONDS):
+                    await anyio.to_thread.run_sync(entered.wait, WAIT_SECONDS)
+                writing.cancel()
+            with anyio.fail_after(WAIT_SECONDS / 2):
+                counted = await client.call_tool("stats", {})
+            assert not release.is_set()  # the cancelled write is still running
+            release.set()
+    finally:
+        release.set()
+    assert json.loads(text(counted))["count"] == 0
+    assert any("still running after 0.2 s ('remember')" in r.getMessage() for r in caplog.records)

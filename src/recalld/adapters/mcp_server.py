@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import (
     AbstractAsyncContextManager,
@@ -93,6 +92,7 @@ from recalld.adapters.http_mcp_session_table import (
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.http_streams import BoundedSend
 from recalld.adapters.http_token_share import ToolRefusal, counting_tool_calls, plain_refusal
+from recalld.adapters.mcp_cancel_wait import RunningCalls, after_cancelled_calls
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
 from recalld.errors import DatabaseReplacedError, RecalldError, ValidationError
 from recalld.service import MemoryService
@@ -488,67 +488,13 @@ def _refuse_unknown_tools(server: MCPServer[McpState], names: frozenset[str]) ->
             raise MCPError(
                 code=INVALID_PARAMS, message=message, data={"name": check.field_name(params.name)}
             )
-        async with _after_cancelled_calls(context, running):
+        async with after_cancelled_calls(context, running, shown(params.name)):
             try:
                 return await serve_call(context, params)
             finally:  # (the tool's thread ends before a cancel takes: either way out)
                 _note_cancelled_call(context, params.name)
 
     lowlevel.add_request_handler("tools/call", CallToolRequestParams, call)
-
-
-# A client's running tool calls: each one's cancel flag, and an event set once it ended.
-Calls = dict[object, tuple[anyio.Event, anyio.Event]]
-
-
-class RunningCalls:
-    """The tool calls running for each client of one server: over stdio the process's
-    one client, whose sessionless (2026-07-28) requests each have a connection of their
-    own; over HTTP each session's (weakly held: a session gone takes its calls with it).
-    A sessionless HTTP request has a connection of its own, so it waits for nothing: its
-    client has no session to read back in."""
-
-    def __init__(self) -> None:
-        self.process: Calls = {}
-        self.sessions: weakref.WeakKeyDictionary[Any, Calls] = weakref.WeakKeyDictionary()
-
-    def of(self, context: ServerRequestContext[McpState]) -> Calls | None:
-        """The calls of ``context``'s client (none: the SDK no longer names its connection)."""
-        if context.request is None:
-            return self.process
-        connection = getattr(context.session, "_connection", None)
-        return None if connection is None else self.sessions.setdefault(connection, {})
-
-
-@asynccontextmanager
-async def _after_cancelled_calls(
-    context: ServerRequestContext[McpState], calls: RunningCalls
-) -> AsyncIterator[None]:
-    """Run a tool call once the calls its client cancelled have ended, and record it as
-    running while it runs.
-
-    A cancelled call runs to its end in its worker thread, unanswered: a ``list`` or
-    ``stats`` the client sent right after the cancel, to learn whether the write was
-    done, ran beside it and read the database from before it (count 0, then 400), so
-    reading back did not tell. The SDK's private ``ServerSession._connection`` names an
-    HTTP session's connection and ``_request_outbound.cancel_requested`` the cancel (both
-    pinned by test_mcp_sdk_session_pin); without them, calls do not wait."""
-    dispatch = getattr(context.session, "_request_outbound", None)
-    requested = getattr(dispatch, "cancel_requested", None)
-    running = calls.of(context)
-    if running is None or not isinstance(requested, anyio.Event):
-        yield
-        return
-    for cancelled, ended in list(running.values()):
-        if cancelled.is_set():
-            await ended.wait()
-    key, ended = object(), anyio.Event()
-    running[key] = (requested, ended)
-    try:
-        yield
-    finally:
-        del running[key]
-        ended.set()
 
 
 def _note_cancelled_call(context: ServerRequestContext[McpState], tool: str) -> None:
