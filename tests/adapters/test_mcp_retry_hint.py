@@ -67,3 +67,35 @@ async def test_tool_error_not_worth_sending_again_says_no_wait(tmp_path: Path) -
         result = await call(client, "remember", {"content": ""})
     assert result.is_error
     assert HINT not in (result.meta or {})
+
+
+def test_tool_retry_hints_are_rests_retry_after() -> None:
+    # The seconds are written twice (REST's headers, the tools' _meta): they must not
+    # drift apart (review of pass e69).
+    from recalld.adapters import http_api, http_token_share
+    from recalld.adapters.dialects.failures import RETRY_AFTER_SECONDS
+
+    rest = {
+        "too_many_requests": http_token_share.RETRY_SECONDS,
+        "database_busy": int(http_api.UNAVAILABLE_HEADERS["Retry-After"]),
+        "database_unavailable": int(http_api.UNAVAILABLE_HEADERS["Retry-After"]),
+        "database_read_only": int(http_api.READ_ONLY_HEADERS["Retry-After"]),
+        "disk_full": int(http_api.DISK_FULL_HEADERS["Retry-After"]),
+    }
+    assert rest == RETRY_AFTER_SECONDS
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_tool_retry_hint_reaches_the_sdk_client_in_every_era(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> None:
+    # "auto" negotiates the sessionless 2026-07-28 protocol, "legacy" a 2025 handshake:
+    # the client validates the result (with its _meta) against either's schema.
+    def failing(*_arguments: Any, **_options: Any) -> Any:
+        raise DatabaseBusyError("busy")
+
+    async with in_process(tmp_path / "era.db", "native")(mode=mode) as client:
+        monkeypatch.setattr(MemoryService, "search", failing)
+        result = await call(client, "recall", {"query": "x"})
+    assert result.is_error
+    assert (result.meta or {}).get(HINT) == 1
