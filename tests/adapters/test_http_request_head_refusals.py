@@ -101,3 +101,19 @@ async def test_http_request_head_too_large_elsewhere_stays_rest_shaped() -> None
         request = b"POST /mcpx HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000
         _status, _headers, body = await _answer(port, request)
     assert json.loads(body)["error"]["type"] == "request_header_fields_too_large"
+
+
+@pytest.mark.parametrize(
+    "request_line",
+    [b"POST /mcp?q=" + b"\xe9" * 20_000, b"POST /mcp?" + b"a" * 20_000 + b" HTTP/1.1"],
+    ids=["request-line-over-the-limit-not-ascii", "request-line-over-the-limit"],
+)
+async def test_http_request_line_too_large_for_mcp_is_a_jsonrpc_error(
+    request_line: bytes,
+) -> None:
+    # The request line alone past the limit, never ended, with bytes that are no ASCII:
+    # still read as naming /mcp (review of pass e69).
+    async with serving(BoundedRequestHead) as port:
+        status, _headers, body = await _answer(port, request_line)
+    assert status.startswith(b"HTTP/1.1 431 ")
+    assert json.loads(body)["error"]["code"] == -32600
