@@ -8,9 +8,13 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from recalld.adapters.http_mcp_session_table import SessionTable
+from recalld.adapters.mcp_server import _bound_sessions, build_server
+from recalld.config import Settings
+from recalld.service import MemoryService
 from tests.adapters.test_http_mcp_session_limits import ACCEPT, URL, _endpoint, _open, _ping
 from tests.adapters.test_http_mcp_session_table import _StandIn
 
@@ -148,3 +152,25 @@ async def test_session_table_records_a_session_opened_without_an_initialize() ->
     await table(scope, receive, send)
     assert table.open_sessions == 1
     assert stand_in.deleted == []
+
+
+async def test_session_table_of_recalld_mcp_over_http_forgets_a_session_the_sdk_ended(
+    tmp_path: Any,
+) -> None:
+    # recalld mcp --transport http builds its table apart from recalld serve's: the SDK
+    # tells it too when a session ends (review of pass e69).
+    settings = Settings(db=tmp_path / "o.db", embedder="none", graph_extractor="rules")
+    server = build_server(lambda: MemoryService.open(settings), ["native"])
+    app = server.streamable_http_app(streamable_http_path="/mcp", host="127.0.0.1")
+    _bound_sessions(app, server, "/mcp")
+    table = next(r.app for r in app.routes if isinstance(r, Route) and r.path == "/mcp")
+    assert isinstance(table, SessionTable)
+    transport = httpx.ASGITransport(app=app)
+    async with (
+        app.router.lifespan_context(app),
+        httpx.AsyncClient(transport=transport, timeout=30) as client,
+    ):
+        session = await _open(client, None)
+        assert table.open_sessions == 1
+        await _end_as_idle(server, session)
+        assert table.open_sessions == 0
