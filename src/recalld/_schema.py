@@ -70,6 +70,8 @@ NAME_PATTERN = f"^[^{INVISIBLE_CLASS}]*[^\\s{INVISIBLE_CLASS}][^{INVISIBLE_CLASS
 TRIMMED_NAME_PATTERN = f"^[^\\s{INVISIBLE_CLASS}](?:[^{INVISIBLE_CLASS}]*[^\\s{INVISIBLE_CLASS}])?$"
 # Free text (content): at least one non-space character, and no NUL.
 TEXT_PATTERN = "^[^\\x00]*[^\\s\\x00][^\\x00]*$"
+# A query: at least one non-space character (a blank one matches nothing: refused).
+QUERY_PATTERN = "\\S"
 # What \s means in a published pattern (ECMA-262's WhiteSpace and LineTerminator, as JSON
 # Schema reads it), for Python's re: its \s also holds U+001C-U+001F and U+0085, so a
 # content of U+0085 alone, valid by TEXT_PATTERN, was refused as empty.

@@ -65,6 +65,8 @@ INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
 # One character that is neither white space nor NUL (the published TEXT_PATTERN's test,
 # with its white space: ECMA-262's, not Python's).
 VISIBLE = re.compile(f"[^{ECMA_SPACE_CLASS}\\x00]")
+# One character that is not white space (the published QUERY_PATTERN's test, ECMA-262's).
+NOT_SPACE = re.compile(f"[^{ECMA_SPACE_CLASS}]")
 
 
 def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:

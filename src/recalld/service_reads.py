@@ -254,13 +254,14 @@ class ServiceReads:
         string of at most ``QUERY_MAX_CHARS`` (10,000) characters is safe: it is
         reduced to word terms before it reaches the keyword index (a longer one,
         or one that is not valid Unicode, is a :class:`ValidationError` on
-        ``query``). ``filters`` is a :class:`Filters` or a mapping of its fields
+        ``query``; so is a blank one, which matches nothing: no hits would read as
+        nothing stored). ``filters`` is a :class:`Filters` or a mapping of its fields
         (as REST's ``filters`` body), validated into one. What was written a
         moment ago is found by meaning too: a short embedding queue is worked
         off first (see ``Indexing.catch_up``). ``limit`` is 10 when not given (or
         ``max_limit``, when that is lower); a limit above ``max_limit`` is refused.
         """
-        check.query(query)
+        _searchable(query)
         filters = check.filters(filters)
         scope_namespace = self._namespace(namespace)
         limit = check.limit(limit, self.settings, default=SEARCH_LIMIT)
@@ -323,7 +324,7 @@ class ServiceReads:
         """
         from recalld.retrieval.explain import explain
 
-        check.query(query)
+        _searchable(query)
         check.lookup(memory_id, "id")
         filters = check.filters(filters)
         scope_namespace = self._namespace(namespace)
@@ -488,3 +489,17 @@ def _refuse_include_expired(filters: QueryFilters | None) -> None:
             "search and recall never return expired memories; only the admin listing"
             " (list --include-expired) shows them",
         )
+
+
+# Why a blank query is refused (search, recall, explain; REST, CLI and library alike).
+BLANK_QUERY = "is blank: give the text to look for (to browse the newest memories, list them)"
+
+
+def _searchable(query: Any) -> str:
+    """``query`` (:func:`recalld._validate.query`), refused when blank: it matches
+    nothing, and answering no hits would read as "nothing stored about that" (chaoscore
+    lists the newest for a blank query itself, before it searches)."""
+    given = check.query(query)
+    if check.NOT_SPACE.search(given) is None:
+        raise ValidationError("query", BLANK_QUERY)
+    return given

@@ -5,6 +5,7 @@ http`` holds its one client to its share too (adversarial pass d68)."""
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 
 import anyio
@@ -15,6 +16,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from recalld.adapters.http_mcp_session_table import SESSIONS_PER_CLIENT, SessionTable
 from recalld.adapters.mcp_server import _bound_sessions, build_server
+from tests.adapters.mcp_support import INITIALIZE
 
 pytestmark = pytest.mark.anyio
 
@@ -45,15 +47,20 @@ class _StandIn:
         await send({"type": "http.response.body", "body": b"{}"})
 
 
+_INITIALIZE = json.dumps(INITIALIZE).encode()
+
+
 async def _call(app: SessionTable, method: str, session: str | None = None) -> Message:
     headers = [(b"host", b"127.0.0.1:8765")]
     if session is not None:
         headers.append((b"mcp-session-id", session.encode()))
     scope = {"type": "http", "method": method, "path": "/mcp", "headers": headers}
     answers: list[Message] = []
+    # Only an initialize opens a session (adversarial pass e69).
+    body = _INITIALIZE if method == "POST" and session is None else b""
 
     async def receive() -> Message:
-        return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.request", "body": body, "more_body": False}
 
     async def send(message: Message) -> None:
         answers.append(message)
@@ -116,7 +123,7 @@ async def test_a_session_keeps_nothing_of_its_openers_connection() -> None:
     }
 
     async def receive() -> Message:
-        return {"type": "http.request", "body": b"", "more_body": False}
+        return {"type": "http.request", "body": _INITIALIZE, "more_body": False}
 
     async def send(message: Message) -> None:
         """The answer is not looked at."""

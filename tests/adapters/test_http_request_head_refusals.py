@@ -77,3 +77,43 @@ async def test_http_malformed_request_line_with_a_large_body_is_400_not_431() ->
     assert status.startswith(b"HTTP/1.1 400 "), status
     assert headers[b"content-type"] == b"application/json"
     assert json.loads(answer)["error"]["type"] == "bad_request"
+
+
+@pytest.mark.parametrize("target", [b"/mcp", b"/mcp?x=1"])
+async def test_http_request_head_too_large_for_mcp_is_a_jsonrpc_error(target: bytes) -> None:
+    # recalld serve answered /mcp's 431 REST-shaped, which an MCP client reading the
+    # SDK's JSON-RPC errors could not read (recalld mcp --transport http answered
+    # JSON-RPC) (adversarial pass e69).
+    async with serving(BoundedRequestHead) as port:
+        request = b"POST " + target + b" HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000
+        status, headers, body = await _answer(port, request)
+    assert status.startswith(b"HTTP/1.1 431 ")
+    assert headers[b"content-type"] == b"application/json"
+    answer = json.loads(body)
+    assert answer["jsonrpc"] == "2.0"
+    assert answer["id"] is None
+    assert answer["error"]["code"] == -32600
+    assert "16384 bytes" in answer["error"]["message"]
+
+
+async def test_http_request_head_too_large_elsewhere_stays_rest_shaped() -> None:
+    async with serving(BoundedRequestHead) as port:
+        request = b"POST /mcpx HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 20_000
+        _status, _headers, body = await _answer(port, request)
+    assert json.loads(body)["error"]["type"] == "request_header_fields_too_large"
+
+
+@pytest.mark.parametrize(
+    "request_line",
+    [b"POST /mcp?q=" + b"\xe9" * 20_000, b"POST /mcp?" + b"a" * 20_000 + b" HTTP/1.1"],
+    ids=["request-line-over-the-limit-not-ascii", "request-line-over-the-limit"],
+)
+async def test_http_request_line_too_large_for_mcp_is_a_jsonrpc_error(
+    request_line: bytes,
+) -> None:
+    # The request line alone past the limit, never ended, with bytes that are no ASCII:
+    # still read as naming /mcp (review of pass e69).
+    async with serving(BoundedRequestHead) as port:
+        status, _headers, body = await _answer(port, request_line)
+    assert status.startswith(b"HTTP/1.1 431 ")
+    assert json.loads(body)["error"]["code"] == -32600

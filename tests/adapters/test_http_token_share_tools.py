@@ -217,3 +217,5 @@ async def test_a_tool_call_past_the_share_is_refused_in_its_dialects_shape(
     result = json.loads(data.removeprefix("data:"))["result"]
     assert result["isError"] is True
     check(result)
+    # REST's Retry-After, machine-readable in every dialect (adversarial pass e69).
+    assert result["_meta"]["recalld/retryAfterSeconds"] == 1

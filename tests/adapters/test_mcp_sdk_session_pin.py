@@ -4,6 +4,7 @@ is pinned here, and a session without it degrades to the SDK's own answers."""
 
 from __future__ import annotations
 
+from contextlib import AsyncExitStack
 from types import SimpleNamespace
 from typing import Any
 
@@ -62,3 +63,16 @@ def test_a_session_without_the_private_connection_gets_the_sdk_answers() -> None
         assert raised.value is sdk_refusal
 
     anyio.run(main)
+
+
+def test_sdk_connection_still_has_the_teardown_the_session_table_uses() -> None:
+    # The session table learns that the SDK ended a session (idle, failed) from a
+    # callback on its connection's exit_stack (public), reached through the private
+    # ServerSession._connection: if this fails after an SDK update, such sessions count
+    # against their client's share until their 404 again (mcp_server._forget_ended_sessions).
+    connection = Connection(SimpleNamespace(), protocol_version="2025-06-18", session_id="s")
+    session = ServerSession(SimpleNamespace(), connection)
+    private = getattr(session, "_connection", None)
+    assert private is connection
+    assert private.session_id == "s"
+    assert isinstance(private.exit_stack, AsyncExitStack)

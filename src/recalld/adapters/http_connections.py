@@ -19,7 +19,8 @@ A request uvicorn cannot parse was answered ``400`` in plain text, "Invalid HTTP
 received.", the same for a malformed request line as for a header block over h11's
 16 KiB limit, and never in the ``{"error": ...}`` shape of every other refusal:
 :meth:`BoundedRequestHead.send_400_response` answers in that shape, ``431`` naming the
-limit for a request head too large.
+limit for a request head too large; for a request line naming ``/mcp`` (``recalld
+serve``'s MCP endpoint), as the JSON-RPC error an MCP client reads.
 
 A response the app will not complete (a REST export cut when its token is revoked,
 :mod:`recalld.adapters.http_streams`) was left to uvicorn, which logged "ASGI callable
@@ -150,7 +151,8 @@ class BoundedRequestHead(H11Protocol):
         error = sys.exc_info()[1]
         too_large = getattr(error, "error_status_hint", None) == 431
         limit = head_limit(self.config.h11_max_incomplete_event_size)
-        status, body = head_refusal(too_large, limit, jsonrpc=self.jsonrpc)
+        jsonrpc = self.jsonrpc or _names_mcp(bytes(self.conn.trailing_data[0]))
+        status, body = head_refusal(too_large, limit, jsonrpc=jsonrpc)
         headers = [
             (b"content-type", b"application/json"),
             (b"x-content-type-options", b"nosniff"),
@@ -249,6 +251,21 @@ class BoundedMcpRequestHead(BoundedRequestHead):
     a refusal as the SDK's own: a JSON-RPC error (``-32600``) naming the fault and limit."""
 
     jsonrpc: ClassVar[bool] = True
+
+
+# Where `recalld serve` serves MCP (http_api.MCP_PATH): its refusals are JSON-RPC there.
+_MCP_PATH = b"/mcp"
+
+
+def _names_mcp(unparsed: bytes) -> bool:
+    """Whether the request line at the start of ``unparsed`` (a head h11 could not parse)
+    is for the MCP endpoint, whose clients read a refusal as the SDK's: JSON-RPC."""
+    line = unparsed.split(b"\r\n", 1)[0]
+    parts = line.split(b" ", 2)
+    if len(parts) < 2:
+        return False
+    path = parts[1].split(b"?", 1)[0]
+    return path == _MCP_PATH or path.startswith(_MCP_PATH + b"/")
 
 
 def head_limit(configured: int | None = None) -> int:

@@ -18,6 +18,18 @@ session as its opener would send it, and answers that session's next request 404
 (which the MCP specification gives as "session gone, start a new one") saying why. A
 client whose every session is busy is refused 503, naming its limit, as before.
 
+Only an ``initialize`` makes room: the table reads the body of a POST without a session
+id (as the SDK would, and bounded as the SDK bounds it) and hands it on unchanged; any
+other request (a bogus or replayed one, a notification) opens nothing, so it closes
+nothing. A session the SDK ended by itself (idle for its timeout, its task crashed) is
+forgotten as it ends, so it neither counts against a limit nor has a live session
+closed in its place: the SDK calls :meth:`SessionTable.ended` then, from the session's
+``Connection.exit_stack`` (the SDK's public per-connection teardown; mcp_server), and
+none of the SDK's private tables is read. A request in
+an open session that names a protocol version the server does not speak is refused 400
+saying so (the SDK took it for a sessionless request and named a missing ``_meta``
+envelope instead).
+
 A client is a token; the callers trusted without one (loopback while no token exists,
 and every caller of ``recalld mcp --transport http``) are one client.
 """
@@ -25,12 +37,14 @@ and every caller of ``recalld mcp --transport http``) are one client.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 from collections import OrderedDict
 from dataclasses import dataclass
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -67,11 +81,18 @@ class SessionTable:
     closing the longest-idle one to make room (module docstring)."""
 
     def __init__(
-        self, app: ASGIApp, per_client: int = SESSIONS_PER_CLIENT, server: int = SERVER_SESSIONS
+        self,
+        app: ASGIApp,
+        per_client: int = SESSIONS_PER_CLIENT,
+        server: int = SERVER_SESSIONS,
+        *,
+        max_body: int = DEFAULT_MAX_REQUEST_BODY_SIZE,
     ) -> None:
         self.app = app
         self.per_client = per_client
         self.server = server
+        # The largest body read to tell an initialize (the SDK refuses a larger one).
+        self.max_body = max_body
         self._sessions: dict[str, _Session] = {}
         # Opening requests not answered yet, per client: a session joins the table only
         # once its answer starts, so concurrent initializes would otherwise all pass.
@@ -96,9 +117,21 @@ class SessionTable:
         client = _client_of(scope)
         session_id = headers.get("mcp-session-id")
         if session_id is not None:
+            # Only in a session of the table: a sessionless (2026-07-28) request may carry
+            # the header as its own text, and an unknown version there is the SDK's to
+            # answer (a client negotiates a version from that answer).
+            version = headers.get("mcp-protocol-version")
+            held = self._sessions.get(session_id)
+            known = held is not None and held.client == client  # another's is unknown
+            if known and version is not None and version not in SUPPORTED_PROTOCOL_VERSIONS:
+                await _wrong_version_answer(version)(scope, receive, send)
+                return
             await self._serve_in_session(session_id, client, scope, receive, send)
         elif scope["method"] == "POST" and _opens_a_session(headers):
-            await self._open(client, scope, receive, send)
+            body, replay = await _read_body(receive, self.max_body)
+            # Any other request opens no session (the SDK refuses it): none is closed for
+            # it, though one the SDK opened after all would still be recorded.
+            await self._open(client, scope, replay, send, make_room=_is_initialize(body))
         else:
             await self.app(scope, receive, send)
 
@@ -134,9 +167,12 @@ class SessionTable:
             if gone and self._sessions.get(session_id) is session:
                 del self._sessions[session_id]
 
-    async def _open(self, client: str, scope: Scope, receive: Receive, send: Send) -> None:
-        """Serve a request that opens a session, making room for it first."""
-        refusal = await self._make_room(client)
+    async def _open(
+        self, client: str, scope: Scope, receive: Receive, send: Send, *, make_room: bool
+    ) -> None:
+        """Serve a request that may open a session, making room for it first if it is an
+        ``initialize`` (``make_room``), and recording the session it opens."""
+        refusal = await self._make_room(client) if make_room else None
         if refusal is not None:
             error = {"code": _INTERNAL_ERROR, "message": refusal}
             await JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 503)(
@@ -155,17 +191,21 @@ class SessionTable:
                     session = _Session(client, opener, next(self._uses), in_flight=1)
                     self._sessions[session_id] = session
                     opened.append(session)
-                    self._opened(client)
+                    if make_room:
+                        self._opened(client)
             await send(message)
 
-        self._opening[client] = self._opening.get(client, 0) + 1
+        # Only an initialize is pending: a bogus request counted would have concurrent
+        # initializes make room for it.
+        if make_room:
+            self._opening[client] = self._opening.get(client, 0) + 1
         try:
             await self.app(scope, receive, recorded)
         finally:
             if opened:
                 opened[0].in_flight -= 1
                 opened[0].last_used = next(self._uses)
-            else:
+            elif make_room:
                 self._opened(client)
 
     def _opened(self, client: str) -> None:
@@ -207,6 +247,11 @@ class SessionTable:
                     f" closed to make room (the MCP SDK {said});"
                     " DELETE the sessions no longer used, then initialize again"
                 )
+
+    def ended(self, session_id: str) -> None:
+        """The SDK ended ``session_id`` (its client's ``DELETE``, idle for the SDK's
+        timeout, its task failed): it no longer counts against any limit."""
+        self._sessions.pop(session_id, None)
 
     async def _close(self, session_id: str, session: _Session, own: bool) -> int | None:
         """Close ``session`` as its opener would: a ``DELETE`` through the SDK; the status
@@ -260,6 +305,44 @@ def _opens_a_session(headers: Headers) -> bool:
     return version is None or version in HANDSHAKE_PROTOCOL_VERSIONS
 
 
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes, Receive]:
+    """The body of a request, up to ``limit`` bytes past which it is not read further,
+    and a ``receive`` that hands on all of it (and then what follows) unchanged."""
+    read: list[Message] = []
+    size = 0
+    while size <= limit:
+        message = await receive()
+        read.append(message)
+        if message["type"] != "http.request":
+            break
+        size += len(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    # Past the limit it is no initialize the SDK would take (it answers 413).
+    body = b"".join(message.get("body", b"") for message in read) if size <= limit else b""
+
+    async def replay() -> Message:
+        if read:
+            return read.pop(0)
+        return await receive()
+
+    return body, replay
+
+
+def _is_initialize(body: bytes) -> bool:
+    """Whether ``body`` is what the SDK opens a session for: one JSON-RPC ``initialize``
+    request (an id, not a notification; not in a batch)."""
+    try:
+        message = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return (
+        isinstance(message, dict)
+        and message.get("method") == "initialize"
+        and message.get("id") is not None
+    )
+
+
 def _refusal(held: int, pending: int, limit: int, own: bool) -> str:
     """Why an ``initialize`` is refused: every session it could close is busy."""
     also = f" (and is opening {pending} more)" if pending else ""
@@ -270,6 +353,20 @@ def _refusal(held: int, pending: int, limit: int, own: bool) -> str:
         " every one that could be closed for a new one has a request in flight or an open"
         " event stream; DELETE the sessions no longer used, then initialize again"
     )
+
+
+def _wrong_version_answer(version: str) -> JSONResponse:
+    """The 400 for a request with an ``Mcp-Session-Id`` naming a protocol version this
+    server does not speak: the SDK took it for a sessionless (2026-07-28) request and
+    answered about a missing ``_meta`` envelope, not about the version."""
+    versions = ", ".join(SUPPORTED_PROTOCOL_VERSIONS)
+    message = (
+        f"Mcp-Protocol-Version: {json.dumps(version)[:80]} is not a protocol version this"
+        f" server speaks (one of {versions}); a session speaks the one its initialize"
+        " negotiated"
+    )
+    error = {"code": _INVALID_REQUEST, "message": message}
+    return JSONResponse({"jsonrpc": "2.0", "id": None, "error": error}, 400)
 
 
 def _evicted_answer(limit: int, *, own: bool) -> JSONResponse:

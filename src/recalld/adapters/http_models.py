@@ -24,6 +24,7 @@ from recalld._schema import (
     ID_PATTERN,
     NAME_PATTERN,
     NO_NUL_PATTERN,
+    QUERY_PATTERN,
     TEXT_PATTERN,
     cap_count,
     count_default,
@@ -70,9 +71,9 @@ __all__ = [
     "unpaired_surrogate",
 ]
 
-# The query's length is published (maxLength) and checked by the service, so every
-# surface refuses a long query with the same field and message.
-QUERY_SCHEMA = extra(maxLength=QUERY_MAX_CHARS)
+# The query's length and that it is not blank are published (maxLength, pattern) and
+# checked by the service, so every surface refuses such a query with the same message.
+QUERY_SCHEMA = extra(maxLength=QUERY_MAX_CHARS, pattern=QUERY_PATTERN)
 # batbox's /recall (as its MemoryRecall tool) returns 5 results unless told otherwise.
 # A count left out (None) is the route's default held to RECALLD_MAX_LIMIT (check.limit).
 Count = Annotated[int | None, Field(ge=1), WHOLE_COUNT]

@@ -21,7 +21,12 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
-from contextlib import AbstractAsyncContextManager, AbstractContextManager, asynccontextmanager
+from contextlib import (
+    AbstractAsyncContextManager,
+    AbstractContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+)
 from typing import Any, Literal, cast
 
 import anyio
@@ -70,8 +75,15 @@ from recalld.adapters.dialects.base import (
     state_of,
     tidy_schema,
 )
-from recalld.adapters.dialects.failures import DialectTool, ToolCall, ToolFailure
+from recalld.adapters.dialects.failures import (
+    DialectTool,
+    ToolCall,
+    ToolFailure,
+    shaped,
+    with_retry_hint,
+)
 from recalld.adapters.http_connections import BoundedMcpRequestHead
+from recalld.adapters.http_mcp_resumption import without_resumption
 from recalld.adapters.http_mcp_session_table import (
     SERVER_SESSIONS,
     SESSIONS_PER_CLIENT,
@@ -80,6 +92,7 @@ from recalld.adapters.http_mcp_session_table import (
 from recalld.adapters.http_shutdown import AnswerInFlight, answering_server
 from recalld.adapters.http_streams import BoundedSend
 from recalld.adapters.http_token_share import ToolRefusal, counting_tool_calls, plain_refusal
+from recalld.adapters.mcp_cancel_wait import RunningCalls, after_cancelled_calls
 from recalld.adapters.mcp_requests import name_invalid_params, refuse_notifications_with_ids
 from recalld.errors import DatabaseReplacedError, RecalldError, ValidationError
 from recalld.service import MemoryService
@@ -442,14 +455,14 @@ def _share_refusal(tools: Sequence[Tool]) -> ToolRefusal:
     """A tool call past its token's share, refused in its tool's dialect's error shape
     (a native client reads the REST error body, hermes ``success: false``); no state is
     read for it, which would take the worker thread it was refused (integration read)."""
-    shaped = {tool.name: tool for tool in tools if isinstance(tool, DialectTool)}
+    by_name = {tool.name: tool for tool in tools if isinstance(tool, DialectTool)}
 
     def refuse(name: str, arguments: Any, message: str) -> CallToolResult:
-        tool = shaped.get(name)
+        tool = by_name.get(name)
         if tool is None:
-            return plain_refusal(name, arguments, message)
+            return with_retry_hint(plain_refusal(name, arguments, message), "too_many_requests")
         given = arguments if isinstance(arguments, dict) else {}
-        return tool.shape(ToolFailure("too_many_requests", message), ToolCall(name, given))
+        return shaped(tool.shape, ToolFailure("too_many_requests", message), ToolCall(name, given))
 
     return refuse
 
@@ -464,6 +477,7 @@ def _refuse_unknown_tools(server: MCPServer[McpState], names: frozenset[str]) ->
     if calling is None:  # pragma: no cover - MCPServer always serves it
         return
     serve_call = calling.handler
+    running = RunningCalls()
 
     async def call(context: ServerRequestContext[McpState], params: CallToolRequestParams) -> Any:
         if params.name not in names:
@@ -474,10 +488,11 @@ def _refuse_unknown_tools(server: MCPServer[McpState], names: frozenset[str]) ->
             raise MCPError(
                 code=INVALID_PARAMS, message=message, data={"name": check.field_name(params.name)}
             )
-        try:
-            return await serve_call(context, params)
-        finally:  # (the tool's thread ends before a cancel takes: either way out)
-            _note_cancelled_call(context, params.name)
+        async with after_cancelled_calls(context, running, shown(params.name)):
+            try:
+                return await serve_call(context, params)
+            finally:  # (the tool's thread ends before a cancel takes: either way out)
+                _note_cancelled_call(context, params.name)
 
     lowlevel.add_request_handler("tools/call", CallToolRequestParams, call)
 
@@ -577,7 +592,13 @@ def http_endpoint(
     for route in starlette_app.routes:
         if isinstance(route, Route) and route.path == path:
             manager = server.session_manager
-            limited = SessionTable(route.endpoint, sessions_per_client, _server_sessions(manager))
+            limited = SessionTable(
+                _resumable(route.endpoint, manager),
+                sessions_per_client,
+                _server_sessions(manager),
+                max_body=manager.max_request_body_size,
+            )
+            _forget_ended_sessions(server, limited)
             endpoint: ASGIApp = refuse_notifications_with_ids(limited)
             return endpoint, manager.run
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
@@ -590,12 +611,48 @@ def _server_sessions(manager: Any) -> int:
     return limit if isinstance(limit, int) else SERVER_SESSIONS
 
 
+def _resumable(app: ASGIApp, manager: Any) -> ASGIApp:
+    """``app``, reading no ``Last-Event-ID`` unless the SDK keeps events to resume a
+    stream from (:mod:`~recalld.adapters.http_mcp_resumption`)."""
+    if getattr(manager, "event_store", None) is None:
+        return without_resumption(app)
+    return app  # pragma: no cover - recalld gives the SDK no event store
+
+
+def _forget_ended_sessions(server: MCPServer[Any], table: SessionTable) -> None:
+    """Have each session the SDK opens tell ``table`` when it ends, however it ends
+    (its client's ``DELETE``, idle for the SDK's timeout, its task failed): its
+    ``initialize`` pushes :meth:`SessionTable.ended` onto the session's connection's
+    ``exit_stack``, which the SDK unwinds as the session's task ends (its public
+    per-connection teardown). The connection is reached through the private
+    ``ServerSession._connection`` recalld reads already (pinned by
+    test_mcp_sdk_session_pin); a session served without it is forgotten on its 404."""
+
+    async def forgetting(context: ServerRequestContext[Any], call_next: Any) -> Any:
+        if context.method == "initialize":
+            connection = getattr(context.session, "_connection", None)
+            session_id = getattr(connection, "session_id", None)
+            stack = getattr(connection, "exit_stack", None)
+            if isinstance(session_id, str) and isinstance(stack, AsyncExitStack):
+                stack.callback(table.ended, session_id)
+        return await call_next(context)
+
+    server._lowlevel_server.middleware.insert(0, cast(ServerMiddleware[Any], forgetting))
+
+
 def _bound_sessions(app: Starlette, server: MCPServer[Any], path: str) -> None:
     """Put ``app``'s route at ``path`` behind a :class:`SessionTable` (``recalld mcp
     --transport http``: one client, the trusted, holds at most its share of sessions)."""
     for route in app.routes:
         if isinstance(route, Route) and route.path == path:
-            route.app = SessionTable(route.app, server=_server_sessions(server.session_manager))
+            manager = server.session_manager
+            table = SessionTable(
+                _resumable(route.app, manager),
+                server=_server_sessions(manager),
+                max_body=manager.max_request_body_size,
+            )
+            _forget_ended_sessions(server, table)
+            route.app = table
             return
     raise RecalldError(f"the MCP SDK built no route for {path}")  # pragma: no cover
 

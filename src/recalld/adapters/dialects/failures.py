@@ -59,6 +59,8 @@ from recalld.errors import (
 )
 
 __all__ = [
+    "RETRY_AFTER_META",
+    "RETRY_AFTER_SECONDS",
     "DialectTool",
     "ErrorShape",
     "FailureKind",
@@ -70,7 +72,9 @@ __all__ = [
     "error_result",
     "failure_of",
     "replaced_message",
+    "shaped",
     "stopped_send",
+    "with_retry_hint",
     "worded",
 ]
 
@@ -91,6 +95,18 @@ FailureKind = Literal[
     "too_many_requests",
     "internal_error",
 ]
+# How long to wait before sending a refused call again, by kind: what REST's Retry-After
+# says for the same failure (http_api, http_token_share.RETRY_SECONDS). A tool error says
+# it in the result's _meta under RETRY_AFTER_META, in every dialect, whose own error
+# shapes (fixed by their seeds) have no place for it.
+RETRY_AFTER_SECONDS: dict[str, int] = {
+    "too_many_requests": 1,
+    "database_busy": 1,
+    "database_unavailable": 1,
+    "database_read_only": 5,
+    "disk_full": 60,
+}
+RETRY_AFTER_META = "recalld/retryAfterSeconds"
 # What the REST API says for DatabaseUnavailableError (http_api.UNAVAILABLE_MESSAGE).
 UNAVAILABLE_MESSAGE = "the database is unavailable; retry shortly"
 # What it says for DatabaseReadOnlyError, as REST does: the server's location is the log's.
@@ -443,6 +459,21 @@ def error_result(failure: ToolFailure, _call: ToolCall) -> CallToolResult:
     )
 
 
+def shaped(shape: ErrorShape, failure: ToolFailure, call: ToolCall) -> CallToolResult:
+    """``failure`` in ``shape``, with the seconds to wait before sending the call again
+    in its ``_meta`` when it is worth sending again (:data:`RETRY_AFTER_SECONDS`)."""
+    return with_retry_hint(shape(failure, call), failure.kind)
+
+
+def with_retry_hint(result: CallToolResult, kind: str) -> CallToolResult:
+    """``result``, a failure of ``kind``, saying in its ``_meta`` how long to wait
+    before sending the call again, if it is worth sending again."""
+    retry = RETRY_AFTER_SECONDS.get(kind)
+    if retry is None:
+        return result
+    return result.model_copy(update={"meta": {**(result.meta or {}), RETRY_AFTER_META: retry}})
+
+
 class DialectTool(Tool):
     """An SDK tool whose every failure is answered in its dialect's shape."""
 
@@ -473,7 +504,7 @@ class DialectTool(Tool):
         if self.closed:
             for name in arguments:
                 if name not in self.accepted:
-                    return self.shape(unknown_argument(name, self.accepted), call)
+                    return shaped(self.shape, unknown_argument(name, self.accepted), call)
         try:
             return await super().run(arguments, context, convert_result)
         except ToolError as raised:
@@ -483,7 +514,7 @@ class DialectTool(Tool):
             failure = failure_of(cause, self.renames, self.text_lists)
             if failure.kind == "internal_error":
                 logger.error("tool %s crashed", self.name, exc_info=cause)
-            return self.shape(failure, call)
+            return shaped(self.shape, failure, call)
 
     def _state(self, context: Any) -> Any:
         if self.state_of_context is None:

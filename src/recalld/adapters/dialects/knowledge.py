@@ -157,7 +157,8 @@ def _removal(report: RemovalReport) -> CallToolResult:
 
 
 def create_entities(
-    ctx: Context, entities: list[EntityInput]
+    ctx: Context,
+    entities: Annotated[list[EntityInput], Field(description="The entities to create")],
 ) -> Annotated[CallToolResult, EntitiesOut]:
     created = state_of(ctx).service.knowledge.create_entities(
         [entity.model_dump(by_alias=True) for entity in entities]
@@ -166,7 +167,10 @@ def create_entities(
 
 
 def create_relations(
-    ctx: Context, relations: list[RelationInput]
+    ctx: Context,
+    relations: Annotated[
+        list[RelationInput], Field(description="The relations to create, in active voice")
+    ],
 ) -> Annotated[CallToolResult, RelationsOut]:
     created = state_of(ctx).service.knowledge.create_relations(
         [relation.model_dump(by_alias=True) for relation in relations]
@@ -175,7 +179,10 @@ def create_relations(
 
 
 def add_observations(
-    ctx: Context, observations: list[ObservationsInput]
+    ctx: Context,
+    observations: Annotated[
+        list[ObservationsInput], Field(description="For each entity, the observations to add")
+    ],
 ) -> Annotated[CallToolResult, ResultsOut]:
     results = state_of(ctx).service.knowledge.add_observations(
         [item.model_dump(by_alias=True) for item in observations]
@@ -191,7 +198,10 @@ def delete_entities(
 
 
 def delete_observations(
-    ctx: Context, deletions: list[DeletionInput]
+    ctx: Context,
+    deletions: Annotated[
+        list[DeletionInput], Field(description="For each entity, the observations to delete")
+    ],
 ) -> Annotated[CallToolResult, RemovalReport]:
     report = state_of(ctx).service.knowledge.delete_observations(
         [item.model_dump(by_alias=True) for item in deletions]

@@ -281,7 +281,9 @@ def remember(
 
 def recall(
     ctx: Context,
-    query: Annotated[str, Field(description="what to look for")],
+    query: Annotated[
+        str, Field(description="what to look for (not blank: to browse without one, use list)")
+    ],
     limit: SearchLimit = None,
     kind: Kind = None,
     category: Category = None,
@@ -296,6 +298,11 @@ def recall(
     user_id: UserId = None,
     agent_id: AgentId = None,
 ) -> Annotated[CallToolResult, RecallOut]:
+    if not query.strip():
+        # A blank query matches nothing: answering no hits would read as "nothing stored".
+        raise ValidationError(
+            "query", "is blank: give the text to look for (to browse memories, use list)"
+        )
     scope = scoped_namespace(ctx, namespace, user_id, agent_id, write=False)
     filters = _filters(kind, category, tags_any, tags_all, since, until, speaker)
     hits = state_of(ctx).service.search(

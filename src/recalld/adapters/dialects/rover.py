@@ -173,17 +173,40 @@ def _by_seq(service: MemoryService, memory_id: int | None) -> Memory:
 
 def rover_memory(
     ctx: Context,
-    action: str = "list",
-    title: str = "",
-    content: str = "",
-    category: str | None = None,
-    tags: str = "",
-    importance: WholeNumber | None = None,
-    meta: dict[str, Any] | None = None,
-    memory_id: WholeNumber | None = None,
-    query: str = "",
+    # The seed documents each argument in its docstring only: the descriptions say it.
+    action: Annotated[
+        str,
+        Field(description="remember, recall, search, list, recent, update, forget or stats"),
+    ] = "list",
+    title: Annotated[str, Field(description="Short label (remember; update)")] = "",
+    content: Annotated[str, Field(description="The memory body (remember; update)")] = "",
+    category: Annotated[
+        str | None,
+        Field(
+            description="spatial, preference, hazard, fact, goal, person, object or other"
+            " (remember, update; a filter for recall, search, list)"
+        ),
+    ] = None,
+    tags: Annotated[
+        str, Field(description="Comma-separated tags, e.g. indoor,kitchen (remember; update)")
+    ] = "",
+    importance: Annotated[
+        WholeNumber | None, Field(description="1 (low) to 5 (high) (remember; update)")
+    ] = None,
+    meta: Annotated[
+        dict[str, Any] | None, Field(description="Any extra JSON fields (remember; update)")
+    ] = None,
+    memory_id: Annotated[
+        WholeNumber | None, Field(description="The memory's id (update and forget)")
+    ] = None,
+    query: Annotated[str, Field(description="Free text to look for (recall and search)")] = "",
     limit: Annotated[
-        int | None, Field(json_schema_extra=count_default(RECALL_LIMIT)), WHOLE_COUNT
+        int | None,
+        Field(
+            json_schema_extra=count_default(RECALL_LIMIT),
+            description="How many to return (recall, search, list, recent)",
+        ),
+        WHOLE_COUNT,
     ] = None,
 ) -> CallToolResult:
     service = state_of(ctx).service
