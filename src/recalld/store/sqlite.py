@@ -29,6 +29,7 @@ from recalld._text import content_hash, normalized_content
 from recalld._time import to_storage
 from recalld.errors import ConflictError, StorageError
 from recalld.model import Memory
+from recalld.store.grams import GRAMS_COLUMN, record_grams
 from recalld.store.base import (
     BackupResult,
     Beside,
@@ -145,9 +146,9 @@ class _Transaction(SQLiteLedger):
         placeholders = ", ".join("?" for _ in WRITE_COLUMNS)
         try:
             self._connection.execute(
-                f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}, content_hash)"
-                f" VALUES ({placeholders}, ?)",
-                (*record_values(record), content_hash(record.content)),
+                f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}, content_hash, {GRAMS_COLUMN})"
+                f" VALUES ({placeholders}, ?, ?)",
+                (*record_values(record), content_hash(record.content), record_grams(record)),
             )
         except apsw.ConstraintError as error:
             if "key" in str(error):
@@ -167,8 +168,9 @@ class _Transaction(SQLiteLedger):
     def replace(self, seq: int, record: MemoryRecord) -> Memory:
         assignments = ", ".join(f"{name} = ?" for name in WRITE_COLUMNS)
         self._connection.execute(
-            f"UPDATE memories SET {assignments}, content_hash = ? WHERE seq = ?",
-            (*record_values(record), content_hash(record.content), seq),
+            f"UPDATE memories SET {assignments}, content_hash = ?, {GRAMS_COLUMN} = ?"
+            f" WHERE seq = ?",
+            (*record_values(record), content_hash(record.content), record_grams(record), seq),
         )
         self._write_tags(seq, record.tags)
         memory = self._read(seq)
