@@ -34,8 +34,14 @@ NON_ASCII_ROWS = (
 
 def migration_32(execute: Execute) -> None:
     """The ``fts_grams`` column, filled for the memories stored before it, and the
-    full-text table dropped to be rebuilt with it (see the module docstring)."""
-    execute(f"ALTER TABLE memories ADD COLUMN {GRAMS_COLUMN} TEXT")
+    full-text table dropped to be rebuilt with it (see the module docstring). The column
+    is added unless a file recorded at an older version holds it already (written by
+    this version, then marked older by hand or by a copy): the fill is the same."""
+    present = list(
+        execute(f"SELECT 1 FROM pragma_table_info('memories') WHERE name = '{GRAMS_COLUMN}'")
+    )
+    if not present:
+        execute(f"ALTER TABLE memories ADD COLUMN {GRAMS_COLUMN} TEXT")
     for trigger in ("memories_fts_insert", "memories_fts_delete", "memories_fts_update"):
         execute(f"DROP TRIGGER IF EXISTS {trigger}")
     execute(f"DROP TABLE IF EXISTS {FTS_TABLE}")

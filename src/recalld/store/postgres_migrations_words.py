@@ -109,7 +109,7 @@ def migration_32(execute: Execute) -> None:
 
     PostgreSQL's parser, like FTS5's tokenizer, reads a run of ideographs, kana or Hangul
     as one word, so "北京" missed "我昨天在北京吃了烤鸭"; the pairs are plain words to it."""
-    execute(f"ALTER TABLE memories ADD COLUMN {GRAMS_COLUMN} TEXT")
+    execute(f"ALTER TABLE memories ADD COLUMN IF NOT EXISTS {GRAMS_COLUMN} TEXT")
 
     def write(seq: int, grams: str) -> None:
         execute(f"UPDATE memories SET {GRAMS_COLUMN} = %s WHERE seq = %s", (grams, seq))
