@@ -90,12 +90,12 @@ def query_terms(text: str, max_terms: int) -> list[str]:
 
     Only ``\\w+`` runs survive, so quotes, ``*``, parentheses and operator words
     can never reach the FTS5 query parser as syntax. A word holding a run of a script
-    written without spaces (Chinese, Japanese, Korean) becomes its character pairs
-    (:func:`query_grams`): "北京烤鸭" -> 北京, 京烤, 烤鸭.
+    written without spaces (Chinese, Japanese, Korean, Thai ...) becomes its character
+    pairs (:func:`query_grams`): "北京烤鸭" -> 北京, 京烤, 烤鸭.
     """
     words = [
         part
-        for word in WORD.findall(_CONTRACTION_END.sub("", text))
+        for word in WORD.findall(unmarked(_CONTRACTION_END.sub("", text)))
         for part in query_grams(word.lower())
     ]
     content_words = [word for word in words if word not in STOPWORDS]
@@ -238,17 +238,28 @@ def content_hash(text: str) -> str:
 
 # Scripts written without spaces between words: Han (CJK ideographs and their iteration
 # marks), Hiragana, Katakana (full and half width, the prolonged sound mark), Hangul
-# syllables and jamo. FTS5's unicode61 tokenizer (and PostgreSQL's parser) reads a whole
-# run of them as one word, so "北京" never matched "我昨天在北京吃了烤鸭": these runs are
-# also indexed, and searched, as their characters and overlapping character pairs
-# (bigrams), as Lucene's CJK analyzer does.
+# syllables and jamo; Thai, Lao, Myanmar and Khmer. FTS5's unicode61 tokenizer (and
+# PostgreSQL's parser) reads a whole run of CJK as one word, so "北京" never matched
+# "我昨天在北京吃了烤鸭", and cuts Thai, Lao, Myanmar and Khmer at every vowel sign or tone
+# mark, wherever the words end: these runs are also indexed, and searched, as their
+# characters and overlapping character pairs (bigrams), as Lucene's CJK analyzer does
+# (the four scripts' combining marks left out, as the tokenizer leaves them out).
 _GRAM_CHARACTERS = (
-    "\u1100-\u11ff\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b\u3041-\u3096\u309d-\u309f"
+    "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b\u3041-\u3096\u309d-\u309f"
     "\u30a1-\u30fa\u30fc-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
     "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
     "\U00020000-\U0003134f"
 )
 GRAM_RUN = re.compile(f"[{_GRAM_CHARACTERS}]+")
+# The combining marks of Thai, Lao, Myanmar and Khmer (vowel signs, tone marks, viramas):
+# not letters to ``\\w`` nor to unicode61, so they are dropped before a run is paired.
+_SCRIPT_MARKS = regex.compile(r"[[\p{Thai}\p{Lao}\p{Myanmar}\p{Khmer}]&&\p{M}]+", regex.V1)
+
+
+def unmarked(text: str) -> str:
+    """``text`` without the combining marks of Thai, Lao, Myanmar and Khmer (see
+    :data:`_SCRIPT_MARKS`); ASCII text as it is, at once."""
+    return text if text.isascii() else _SCRIPT_MARKS.sub("", text)
 
 
 def has_gram_text(text: str) -> bool:
@@ -290,7 +301,7 @@ def document_grams(text: str) -> list[str]:
     if not has_gram_text(text):
         return []
     terms: list[str] = []
-    for word in WORD.findall(text):
+    for word in WORD.findall(unmarked(text)):
         if not has_gram_text(word):
             continue
         position = 0

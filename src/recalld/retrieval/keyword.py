@@ -31,7 +31,13 @@ from itertools import chain
 
 import numpy as np
 
-from recalld._text import asks_question, document_grams, has_gram_text, named_words, query_grams
+from recalld._text import (
+    asks_question,
+    document_grams,
+    has_gram_text,
+    named_words,
+    query_terms,
+)
 from recalld.retrieval.temporal import mentions_time
 from recalld.store.retrieval import CandidateRow, RetrievalStore, reference_idf
 
@@ -156,7 +162,7 @@ def _query_terms(store: RetrievalStore, text: str) -> list[str]:
     terms = store.tokenize(text)
     if not has_gram_text(text):
         return terms
-    pairs = [part for term in terms if has_gram_text(term) for part in query_grams(term)]
+    pairs = [part for part in query_terms(text, len(text)) if has_gram_text(part)]
     return [term for term in terms if not has_gram_text(term)] + store.tokenize(" ".join(pairs))
 
 

@@ -18,9 +18,9 @@ from psycopg.types.json import Jsonb
 from recalld._text import content_hash, normalized_content
 from recalld.errors import ConflictError, StorageError, ValidationError
 from recalld.model import Memory
-from recalld.store.grams import GRAMS_COLUMN, record_grams
 from recalld.store.base import MemoryRecord
 from recalld.store.context import rewritten_pending
+from recalld.store.grams import GRAMS_COLUMN, record_grams
 from recalld.store.intentions import IntentionRecord, ReminderDraft
 from recalld.store.postgres_connection import Connection
 from recalld.store.postgres_context import save_signals

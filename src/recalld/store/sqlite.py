@@ -29,7 +29,6 @@ from recalld._text import content_hash, normalized_content
 from recalld._time import to_storage
 from recalld.errors import ConflictError, StorageError
 from recalld.model import Memory
-from recalld.store.grams import GRAMS_COLUMN, record_grams
 from recalld.store.base import (
     BackupResult,
     Beside,
@@ -44,6 +43,7 @@ from recalld.store.base import (
 )
 from recalld.store.context import rewritten_pending
 from recalld.store.file_modes import warn_if_readable_by_others
+from recalld.store.grams import GRAMS_COLUMN, record_grams
 from recalld.store.intentions import IntentionRecord, ReminderDraft
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.schema_guard import newer_schema_error, refuse_newer_schema
