@@ -180,3 +180,19 @@ def test_an_edit_moves_the_pairs_with_the_text(any_database: Path | str, clock: 
         service.update(memory_id, content="我今天在上海喝了咖啡")
         assert service.search("北京", limit=3) == []
         assert [hit.memory.id for hit in service.search("上海", limit=3)] == [memory_id]
+
+
+def test_a_word_ranks_the_memories_holding_it_whole_first(
+    store_settings: Settings, clock: FakeClock
+) -> None:
+    with MemoryService.open(store_settings, clock=clock) as service:
+        apart = service.remember("北方的京城很冷").id  # 北 and 京, never side by side
+        whole = service.remember("北京很大").id
+        both = service.remember("在北京吃烤鸭").id
+        assert {hit.memory.id for hit in service.search("北京", limit=5)} == {whole, both}
+        ranked = [hit.memory.id for hit in service.search("北京烤鸭", limit=5)]
+        assert ranked[0] == both
+        assert apart not in ranked
+        # One character finds every memory holding it, wherever it stands in its run.
+        found = {hit.memory.id for hit in service.search("京", limit=5)}
+        assert found == {apart, whole, both}
