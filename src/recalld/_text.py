@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from typing import TYPE_CHECKING
 
 import regex
@@ -276,9 +277,12 @@ def query_grams(word: str) -> list[str]:
     """A query word split where a run of :data:`GRAM_RUN` characters starts or ends, each
     such run as its overlapping character pairs (one character alone stays itself), the
     other parts as they are: "田中さんと" -> 田中, 中さ, さん, んと; "東京2020" -> 東京, 2020.
-    A word without such characters is returned alone, unchanged."""
+    A word without such characters is returned alone, unchanged; one with them is read in
+    NFKC first, as :func:`document_grams` reads a memory (half-width katakana as full
+    width, Hangul typed as jamo as its syllables)."""
     if not has_gram_text(word):
         return [word]
+    word = unicodedata.normalize("NFKC", word)
     parts: list[str] = []
     position = 0
     for run in GRAM_RUN.finditer(word):
@@ -304,6 +308,7 @@ def document_grams(text: str) -> list[str]:
     for word in WORD.findall(unmarked(text)):
         if not has_gram_text(word):
             continue
+        word = unicodedata.normalize("NFKC", word)
         position = 0
         for run in GRAM_RUN.finditer(word):
             if run.start() > position:

@@ -80,6 +80,9 @@ def test_query_terms_split_a_run_into_character_pairs() -> None:
     assert query_terms("서울에서", 16) == ["서울", "울에", "에서"]
     assert query_grams("鸭") == ["鸭"]
     assert query_grams("東京2020") == ["東京", "2020"]
+    # Half-width katakana and Hangul typed as jamo are read as their usual spelling.
+    assert query_grams("\uff7a\uff70\uff8b\uff70") == ["コー", "ーヒ", "ヒー"]
+    assert query_grams("\u110e\u1175\u11ab\u1100\u116e") == ["친구"]
     # Thai's vowel signs and tone marks are left out (unicode61 cut the word at them).
     assert query_terms("เปียโน", 16) == ["เป", "ปย", "ยโ", "โน"]
 
