@@ -94,11 +94,13 @@ def query_terms(text: str, max_terms: int) -> list[str]:
     written without spaces (Chinese, Japanese, Korean, Thai ...) becomes its character
     pairs (:func:`query_grams`): "北京烤鸭" -> 北京, 京烤, 烤鸭.
     """
-    words = [
-        part
-        for word in WORD.findall(unmarked(_CONTRACTION_END.sub("", text)))
-        for part in query_grams(word.lower())
-    ]
+    text = _CONTRACTION_END.sub("", text)
+    if has_gram_text(text):
+        words = [
+            part for word in WORD.findall(unmarked(text)) for part in query_grams(word.lower())
+        ]
+    else:  # the common case, as fast as before pairs existed
+        words = [word.lower() for word in WORD.findall(text)]
     content_words = [word for word in words if word not in STOPWORDS]
     unique = list(dict.fromkeys(content_words or words))
     return unique[:max_terms]
@@ -246,7 +248,8 @@ def content_hash(text: str) -> str:
 # characters and overlapping character pairs (bigrams), as Lucene's CJK analyzer does
 # (the four scripts' combining marks left out, as the tokenizer leaves them out).
 _GRAM_CHARACTERS = (
-    "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b\u3041-\u3096\u309d-\u309f"
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
+    "\u1100-\u11ff\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b\u3041-\u3096\u309d-\u309f"
     "\u30a1-\u30fa\u30fc-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
     "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
     "\U00020000-\U0003134f"
