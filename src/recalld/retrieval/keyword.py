@@ -25,8 +25,9 @@ import itertools
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain
 
 import numpy as np
@@ -289,16 +290,23 @@ class RowTermsCache:
 
     def _prepare(self, row: CandidateRow) -> RowTerms:
         store = self._store
-        title = document_terms(store, row.title) if row.title else []
-        content = document_terms(store, row.content)
+        tags = " ".join(row.tags) if row.tags else ""
+        # The tokenizer itself unless a field holds a paired script (one isascii() a field
+        # for English text).
+        texts = (row.title, row.content, tags, row.place_name, row.key)
+        terms: Callable[[str], list[str]] = store.tokenize
+        if any(text and has_gram_text(text) for text in texts):
+            terms = partial(document_terms, store)
+        title = terms(row.title) if row.title else []
+        content = terms(row.content)
         speaker = self._speaker(row.speaker)
         values = (
             title,
             content,
-            document_terms(store, " ".join(row.tags)) if row.tags else [],
+            terms(tags) if tags else [],
             speaker,
-            document_terms(store, row.place_name) if row.place_name else [],
-            document_terms(store, row.key) if row.key else [],
+            terms(row.place_name) if row.place_name else [],
+            terms(row.key) if row.key else [],
         )
         parameters = self.parameters
         b = parameters.b
