@@ -137,6 +137,7 @@ class MiniLMEmbedder:
         self._session: Any = None
         self._model_file: Path | None = None
         self._tokenizer: Any = None
+        self._unknown_id: int | None = None
         self._input_names: set[str] = set()
         self._release_options: Any = None
         # Whether a batch ran since the last release_memory (a single query does not count:
@@ -206,6 +207,7 @@ class MiniLMEmbedder:
             release_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
             self._release_options = release_options
             self._model_file = model_path
+            self._unknown_id = tokenizer.token_to_id("[UNK]")
             self._tokenizer = tokenizer
             self._session = session
             logger.info("loaded embedding model %s from %s", self._name, model_path)
@@ -252,6 +254,17 @@ class MiniLMEmbedder:
                 f"{self._name} returned {pooled.shape[1]} dimensions, expected {self._dimension}"
             )
         return normalize_rows(pooled)
+
+    def unreadable(self, text: str) -> bool:
+        """Whether half or more of ``text``'s tokens (the first ``max_tokens``) are the
+        tokenizer's ``[UNK]``: most Chinese ideographs, every Thai, Lao, Myanmar and Khmer
+        word (no spaces, marks the vocabulary lacks). Such a vector is close to every other
+        such text's (see :class:`recalld.embeddings.base.Reading`); recall then compares
+        the query by its words alone."""
+        self.load()
+        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        unknown = self._unknown_id
+        return bool(ids) and 2 * sum(1 for id in ids if id == unknown) >= len(ids)
 
     def release_memory(self) -> None:
         """Give back the arena memory batches grew since the last call (see :meth:`load`):
