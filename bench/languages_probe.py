@@ -66,6 +66,18 @@ CASES: tuple[tuple[str, str, str], ...] = (
     ("es", "Mi hija toma clases de piano", "piano"),
 )
 
+# Queries about nothing the notes hold, per language: the share that still gets a hit at
+# the default min_score (the README: a query about nothing stored returns nothing).
+UNRELATED = (
+    ("zh", "飞机"),
+    ("zh", "股票市场"),
+    ("zh", "火山爆发的原因"),
+    ("ja", "富士山に登った"),
+    ("ko", "화산 폭발"),
+    ("th", "ภูเขาไฟ"),
+    ("en", "volcano eruption"),
+)
+
 
 def _share(values: Sequence[bool]) -> float:
     return round(sum(values) / len(values), 4) if values else 0.0
@@ -84,10 +96,14 @@ def measure(service: MemoryService, ids: Sequence[str]) -> dict[str, Any]:
         if memory_id not in found:
             missed.append(query)
     elapsed = time.perf_counter() - started
+    answered: dict[str, list[bool]] = {}
+    for language, query in UNRELATED:
+        answered.setdefault(language, []).append(bool(service.search(query, limit=3)))
     return {
         "hit_at_1": {language: _share(values) for language, values in first.items()},
         "hit_at_3": {language: _share(values) for language, values in third.items()},
         "missed_at_3": missed,
+        "unrelated_answered": {language: _share(values) for language, values in answered.items()},
         "recall_ms_mean": round(1000 * elapsed / len(CASES), 2),
     }
 

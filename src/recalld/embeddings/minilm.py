@@ -45,6 +45,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from recalld._text import has_gram_text
 from recalld.embeddings.base import Vectors, normalize_rows
 from recalld.errors import EmbeddingError
 
@@ -257,14 +258,22 @@ class MiniLMEmbedder:
 
     def unreadable(self, text: str) -> bool:
         """Whether half or more of ``text``'s tokens (the first ``max_tokens``) are the
-        tokenizer's ``[UNK]``: most Chinese ideographs, every Thai, Lao, Myanmar and Khmer
-        word (no spaces, marks the vocabulary lacks). Such a vector is close to every other
-        such text's (see :class:`recalld.embeddings.base.Reading`); recall then compares
-        the query by its words alone."""
+        tokenizer's ``[UNK]`` (most Chinese ideographs, every Thai, Lao, Myanmar and Khmer
+        word) or a lone piece of a script written without spaces (an ideograph, a kana,
+        a Hangul jamo: the English model learned nothing of what they say). Two such
+        texts are close whatever they say (see :class:`recalld.embeddings.base.Reading`);
+        recall then compares the query by its words alone. ASCII text answers at once."""
+        if text.isascii():
+            return False
         self.load()
-        ids = self._tokenizer.encode(text, add_special_tokens=False).ids
+        encoding = self._tokenizer.encode(text, add_special_tokens=False)
         unknown = self._unknown_id
-        return bool(ids) and 2 * sum(1 for id in ids if id == unknown) >= len(ids)
+        unread = sum(
+            1
+            for id, token in zip(encoding.ids, encoding.tokens, strict=True)
+            if id == unknown or has_gram_text(token)
+        )
+        return bool(encoding.ids) and 2 * unread >= len(encoding.ids)
 
     def release_memory(self) -> None:
         """Give back the arena memory batches grew since the last call (see :meth:`load`):
