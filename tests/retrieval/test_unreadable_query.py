@@ -31,6 +31,9 @@ def test_minilm_unreadable_is_a_text_of_mostly_unknown_tokens() -> None:
     assert not embedder.unreadable("meeting with 田中さん at 3pm")  # 4 tokens of 9
     assert not embedder.unreadable("Где мой паспорт?")
     assert not embedder.unreadable("")
+    # A model that does not load says nothing here: the query's embedding reports it.
+    missing = MiniLMEmbedder(model_path=Path("/nonexistent/model.onnx"))
+    assert not missing.unreadable("飞机")
 
 
 @pytest.mark.model

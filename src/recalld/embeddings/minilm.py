@@ -265,7 +265,10 @@ class MiniLMEmbedder:
         recall then compares the query by its words alone. ASCII text answers at once."""
         if text.isascii():
             return False
-        self.load()
+        try:
+            self.load()
+        except EmbeddingError:
+            return False  # embedding the query meets it again: recall reports it there
         encoding = self._tokenizer.encode(text, add_special_tokens=False)
         unknown = self._unknown_id
         unread = sum(
