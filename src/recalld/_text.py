@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from typing import TYPE_CHECKING
 
 import regex
@@ -89,9 +90,17 @@ def query_terms(text: str, max_terms: int) -> list[str]:
     """Lower-cased word tokens of ``text``: unique, stop-words dropped, at most ``max_terms``.
 
     Only ``\\w+`` runs survive, so quotes, ``*``, parentheses and operator words
-    can never reach the FTS5 query parser as syntax.
+    can never reach the FTS5 query parser as syntax. A word holding a run of a script
+    written without spaces (Chinese, Japanese, Korean, Thai ...) becomes its character
+    pairs (:func:`query_grams`): "北京烤鸭" -> 北京, 京烤, 烤鸭.
     """
-    words = [word.lower() for word in WORD.findall(_CONTRACTION_END.sub("", text))]
+    text = _CONTRACTION_END.sub("", text)
+    if has_gram_text(text):
+        words = [
+            part for word in WORD.findall(unmarked(text)) for part in query_grams(word.lower())
+        ]
+    else:  # the common case, as fast as before pairs existed
+        words = [word.lower() for word in WORD.findall(text)]
     content_words = [word for word in words if word not in STOPWORDS]
     unique = list(dict.fromkeys(content_words or words))
     return unique[:max_terms]
@@ -228,3 +237,97 @@ def normalized_content(text: str) -> str:
 def content_hash(text: str) -> str:
     """The SHA-256 (hex) of :func:`normalized_content`: what duplicate detection indexes."""
     return hashlib.sha256(normalized_content(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# Scripts written without spaces between words: Han (CJK ideographs and their iteration
+# marks), Hiragana, Katakana (full and half width, the prolonged sound mark), Hangul
+# syllables and jamo; Thai, Lao, Myanmar and Khmer. FTS5's unicode61 tokenizer (and
+# PostgreSQL's parser) reads a whole run of CJK as one word, so "北京" never matched
+# "我昨天在北京吃了烤鸭", and cuts Thai, Lao, Myanmar and Khmer at every vowel sign or tone
+# mark, wherever the words end: these runs are also indexed, and searched, as their
+# characters and overlapping character pairs (bigrams), as Lucene's CJK analyzer does
+# (the four scripts' combining marks left out, as the tokenizer leaves them out).
+_GRAM_CHARACTERS = (
+    "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff"  # Thai, Lao, Myanmar, Khmer
+    "\u1100-\u11ff\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b\u3041-\u3096\u309d-\u309f"
+    "\u30a1-\u30fa\u30fc-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff"
+    "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0003134f"
+)
+GRAM_RUN = re.compile(f"[{_GRAM_CHARACTERS}]+")
+# The combining marks of Thai, Lao, Myanmar and Khmer (vowel signs, tone marks, viramas):
+# not letters to ``\\w`` nor to unicode61, so they are dropped before a run is paired.
+_SCRIPT_MARKS = regex.compile(r"[[\p{Thai}\p{Lao}\p{Myanmar}\p{Khmer}]&&\p{M}]+", regex.V1)
+
+
+def unmarked(text: str) -> str:
+    """``text`` without the combining marks of Thai, Lao, Myanmar and Khmer (see
+    :data:`_SCRIPT_MARKS`); ASCII text as it is, at once."""
+    return text if text.isascii() else _SCRIPT_MARKS.sub("", text)
+
+
+def has_gram_text(text: str) -> bool:
+    """Whether ``text`` holds a character of a script written without spaces (see
+    :data:`GRAM_RUN`). ASCII text answers at once."""
+    return not text.isascii() and GRAM_RUN.search(text) is not None
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run[index : index + 2] for index in range(len(run) - 1)]
+
+
+def query_grams(word: str) -> list[str]:
+    """A query word split where a run of :data:`GRAM_RUN` characters starts or ends, each
+    such run as its overlapping character pairs (one character alone stays itself), the
+    other parts as they are: "田中さんと" -> 田中, 中さ, さん, んと; "東京2020" -> 東京, 2020.
+    A word without such characters is returned alone, unchanged; one with them is read in
+    NFKC first, as :func:`document_grams` reads a memory (half-width katakana as full
+    width, Hangul typed as jamo as its syllables)."""
+    if not has_gram_text(word):
+        return [word]
+    word = unicodedata.normalize("NFKC", word)
+    parts: list[str] = []
+    position = 0
+    for run in GRAM_RUN.finditer(word):
+        if run.start() > position:
+            parts.append(word[position : run.start()])
+        text = run.group()
+        parts.extend(_bigrams(text) if len(text) > 1 else [text])
+        position = run.end()
+    if position < len(word):
+        parts.append(word[position:])
+    return parts
+
+
+def document_grams(text: str) -> list[str]:
+    """The index terms a memory's text adds for its :data:`GRAM_RUN` runs: each run's
+    characters and overlapping character pairs, and the other parts of a ``\\w+`` word that
+    holds such a run ("東京2020" adds 2020, which unicode61 keeps inside 東京2020). So a
+    query's pairs (:func:`query_grams`) find a word inside a run, and a single character
+    finds every memory holding it. Empty for text without such characters."""
+    if not has_gram_text(text):
+        return []
+    terms: list[str] = []
+    for word in WORD.findall(unmarked(text)):
+        if not has_gram_text(word):
+            continue
+        word = unicodedata.normalize("NFKC", word)
+        position = 0
+        for run in GRAM_RUN.finditer(word):
+            if run.start() > position:
+                terms.append(word[position : run.start()])
+            found = run.group()
+            terms.extend(found)
+            terms.extend(_bigrams(found))
+            position = run.end()
+        if position < len(word):
+            terms.append(word[position:])
+    return terms
+
+
+def grams_column(*texts: str | None) -> str | None:
+    """What the ``fts_grams`` column of a memory holds (migration 32): the
+    :func:`document_grams` of its searchable texts, separated by spaces, or None when
+    they hold no :data:`GRAM_RUN` character (English text stores nothing)."""
+    terms = [term for text in texts if text for term in document_grams(text)]
+    return " ".join(terms) if terms else None

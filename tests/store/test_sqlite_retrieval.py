@@ -88,6 +88,7 @@ def test_sqlite_speaker_is_stored_and_searched(tmp_path: Path) -> None:
         "place_name",
         "key",
         "fts_namespace",
+        "fts_grams",
     ]
     with store.transaction() as tx:
         tx.replace(memory.seq, _record("a", "see you at the bakery", speaker="Dana"))

@@ -16,7 +16,16 @@ import numpy.typing as npt
 
 from recalld.errors import EmbeddingError
 
-__all__ = ["Embedder", "Loadable", "Vectors", "checked_vectors", "dot_rows", "normalize_rows"]
+__all__ = [
+    "Embedder",
+    "Loadable",
+    "Reading",
+    "Vectors",
+    "checked_vectors",
+    "dot_rows",
+    "normalize_rows",
+    "unreadable",
+]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -51,6 +60,25 @@ class Loadable(Protocol):
     def load(self) -> None:
         """Load the model now (once; later calls return at once)."""
         ...
+
+
+@runtime_checkable
+class Reading(Protocol):
+    """An embedder that can tell a text it cannot read: one its vocabulary mostly does not
+    hold. The English MiniLM reads most Chinese ideographs and every Thai, Lao, Myanmar and
+    Khmer word as its unknown token, so two such texts, however unrelated, have a cosine of
+    0.9-1.0 ("飞机" and a Thai note about piano lessons: 0.89): a vector made of unknown
+    tokens says nothing of what the text means."""
+
+    def unreadable(self, text: str) -> bool:
+        """Whether half or more of ``text``'s tokens are unknown to the model."""
+        ...
+
+
+def unreadable(embedder: Embedder | None, text: str) -> bool:
+    """Whether ``embedder`` says it cannot read ``text`` (:class:`Reading`); False for an
+    embedder that cannot tell (an HTTP one: its model is not known here)."""
+    return isinstance(embedder, Reading) and embedder.unreadable(text)
 
 
 @runtime_checkable

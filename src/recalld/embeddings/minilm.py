@@ -45,6 +45,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from recalld._text import has_gram_text
 from recalld.embeddings.base import Vectors, normalize_rows
 from recalld.errors import EmbeddingError
 
@@ -137,6 +138,7 @@ class MiniLMEmbedder:
         self._session: Any = None
         self._model_file: Path | None = None
         self._tokenizer: Any = None
+        self._unknown_id: int | None = None
         self._input_names: set[str] = set()
         self._release_options: Any = None
         # Whether a batch ran since the last release_memory (a single query does not count:
@@ -206,6 +208,7 @@ class MiniLMEmbedder:
             release_options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
             self._release_options = release_options
             self._model_file = model_path
+            self._unknown_id = tokenizer.token_to_id("[UNK]")
             self._tokenizer = tokenizer
             self._session = session
             logger.info("loaded embedding model %s from %s", self._name, model_path)
@@ -252,6 +255,28 @@ class MiniLMEmbedder:
                 f"{self._name} returned {pooled.shape[1]} dimensions, expected {self._dimension}"
             )
         return normalize_rows(pooled)
+
+    def unreadable(self, text: str) -> bool:
+        """Whether half or more of ``text``'s tokens (the first ``max_tokens``) are the
+        tokenizer's ``[UNK]`` (most Chinese ideographs, every Thai, Lao, Myanmar and Khmer
+        word) or a lone piece of a script written without spaces (an ideograph, a kana,
+        a Hangul jamo: the English model learned nothing of what they say). Two such
+        texts are close whatever they say (see :class:`recalld.embeddings.base.Reading`);
+        recall then compares the query by its words alone. ASCII text answers at once."""
+        if text.isascii():
+            return False
+        try:
+            self.load()
+        except EmbeddingError:
+            return False  # embedding the query meets it again: recall reports it there
+        encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        unknown = self._unknown_id
+        unread = sum(
+            1
+            for id, token in zip(encoding.ids, encoding.tokens, strict=True)
+            if id == unknown or has_gram_text(token)
+        )
+        return bool(encoding.ids) and 2 * unread >= len(encoding.ids)
 
     def release_memory(self) -> None:
         """Give back the arena memory batches grew since the last call (see :meth:`load`):

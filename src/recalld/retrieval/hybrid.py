@@ -63,7 +63,7 @@ import numpy.typing as npt
 
 from recalld._text import STOPWORDS
 from recalld._time import Clock, utc_now
-from recalld.embeddings.base import Embedder, Loadable, Vectors, checked_vectors
+from recalld.embeddings.base import Embedder, Loadable, Vectors, checked_vectors, unreadable
 from recalld.embeddings.endpoint_rest import Resting
 from recalld.errors import EmbedderUnavailableError, EmbeddingError
 from recalld.model import Memory
@@ -379,6 +379,8 @@ class HybridRetriever:
         """The query's vector; None without vectors to search. Raises EmbeddingError."""
         if index is None or index.size == 0 or not text.strip():
             return None
+        if unreadable(self._embedder, text):  # unknown tokens (embeddings.base.Reading)
+            return None
         return self._embed_query(text)
 
     def _known_unavailable(self, text: str, scope: Scope) -> EmbeddingError | None:
@@ -460,6 +462,8 @@ class HybridRetriever:
         with self._lock:
             started = self._pending.pop(text, None)
         if mode == "keyword" or index is None or index.size == 0 or not text.strip():
+            return _nothing, _nothing
+        if unreadable(self._embedder, text):  # see _query_vector
             return _nothing, _nothing
 
         @functools.cache

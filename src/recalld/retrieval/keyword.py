@@ -25,13 +25,20 @@ import itertools
 import sys
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import chain
 
 import numpy as np
 
-from recalld._text import asks_question, named_words
+from recalld._text import (
+    asks_question,
+    document_grams,
+    has_gram_text,
+    named_words,
+    query_terms,
+)
 from recalld.retrieval.temporal import mentions_time
 from recalld.store.retrieval import CandidateRow, RetrievalStore, reference_idf
 
@@ -41,6 +48,7 @@ __all__ = [
     "QueryKeywords",
     "RowTerms",
     "RowTermsCache",
+    "document_terms",
     "prepare_query",
     "score_row",
     "score_rows",
@@ -145,8 +153,30 @@ def prepare_query(
     # A store that cannot count (no full-text index) says nothing about names.
     unseen = any(counts.get(name) == 0 for name in names)
     return QueryKeywords(
-        terms=terms, idf=idf, all_terms=frozenset(store.tokenize(text)), unseen_name=unseen
+        terms=terms, idf=idf, all_terms=frozenset(_query_terms(store, text)), unseen_name=unseen
     )
+
+
+def _query_terms(store: RetrievalStore, text: str) -> list[str]:
+    """Every index term of a query's text: a run of Chinese, Japanese or Korean as its
+    character pairs (:func:`recalld._text.query_grams`), as the query's words are."""
+    terms = store.tokenize(text)
+    if not has_gram_text(text):
+        return terms
+    pairs = [part for part in query_terms(text, len(text)) if has_gram_text(part)]
+    return [term for term in terms if not has_gram_text(term)] + store.tokenize(" ".join(pairs))
+
+
+def document_terms(store: RetrievalStore, text: str) -> list[str]:
+    """The index terms of a memory's field: the tokenizer's, with a term holding a run of
+    Chinese, Japanese or Korean replaced by the run's characters and character pairs
+    (:func:`recalld._text.document_grams`), the terms the index's ``fts_grams`` column
+    holds for it. Text without such a run: the tokenizer's terms alone."""
+    terms = store.tokenize(text)
+    if not has_gram_text(text):
+        return terms
+    kept = [term for term in terms if not has_gram_text(term)]
+    return kept + store.tokenize(" ".join(document_grams(text)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +281,7 @@ class RowTermsCache:
             return ()
         found = self._speakers.get(speaker)
         if found is None:
-            found = tuple(map(sys.intern, self._store.tokenize(speaker)))
+            found = tuple(map(sys.intern, document_terms(self._store, speaker)))
             with self._lock:
                 if len(self._speakers) >= self._size:
                     self._speakers.clear()
@@ -259,17 +289,24 @@ class RowTermsCache:
         return found
 
     def _prepare(self, row: CandidateRow) -> RowTerms:
-        tokenize = self._store.tokenize
-        title = tokenize(row.title) if row.title else []
-        content = tokenize(row.content)
+        store = self._store
+        tags = " ".join(row.tags) if row.tags else ""
+        # The tokenizer itself unless a field holds a paired script (one isascii() a field
+        # for English text).
+        texts = (row.title, row.content, tags, row.place_name, row.key)
+        terms: Callable[[str], list[str]] = store.tokenize
+        if any(text and has_gram_text(text) for text in texts):
+            terms = partial(document_terms, store)
+        title = terms(row.title) if row.title else []
+        content = terms(row.content)
         speaker = self._speaker(row.speaker)
         values = (
             title,
             content,
-            tokenize(" ".join(row.tags)) if row.tags else [],
+            terms(tags) if tags else [],
             speaker,
-            tokenize(row.place_name) if row.place_name else [],
-            tokenize(row.key) if row.key else [],
+            terms(row.place_name) if row.place_name else [],
+            terms(row.key) if row.key else [],
         )
         parameters = self.parameters
         b = parameters.b

@@ -16,6 +16,7 @@ from typing import Any
 from recalld._text import content_hash
 from recalld.store.migrations_counters import migration_15, migration_16, migration_17
 from recalld.store.migrations_entities import migration_30
+from recalld.store.migrations_grams import migration_32
 from recalld.store.migrations_graph import migration_24
 from recalld.store.migrations_ledger import migration_25, migration_26, migration_27
 from recalld.store.migrations_spelling import migration_28, migration_29
@@ -743,4 +744,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     migration_29,
     migration_30,
     migration_31,
+    migration_32,
 ]

@@ -27,7 +27,11 @@ from recalld.store.postgres_migrations_entities import migration_30
 from recalld.store.postgres_migrations_graph import migration_24
 from recalld.store.postgres_migrations_jobs import queue_again
 from recalld.store.postgres_migrations_ledger import migration_25, migration_27
-from recalld.store.postgres_migrations_words import SEARCH_CONFIGURATION, migration_26
+from recalld.store.postgres_migrations_words import (
+    SEARCH_CONFIGURATION,
+    migration_26,
+    migration_32,
+)
 
 __all__ = ["CHANGES_CHANNEL", "MIGRATIONS", "SEARCH_CONFIG", "SEARCH_CONFIGURATION"]
 
@@ -763,4 +767,5 @@ MIGRATIONS: list[Callable[[Execute], None]] = [
     postgres_migration_29,
     migration_30,
     postgres_migration_31,
+    migration_32,
 ]

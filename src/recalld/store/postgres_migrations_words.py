@@ -18,9 +18,18 @@ import string
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["SEARCH_CONFIGURATION", "WORD_SEPARATORS", "migration_26", "query_words", "word_query"]
+from recalld.store.grams import GRAMS_COLUMN, GRAMS_SOURCE, fill_grams
 
-Execute = Callable[[str], Any]
+__all__ = [
+    "SEARCH_CONFIGURATION",
+    "WORD_SEPARATORS",
+    "migration_26",
+    "migration_32",
+    "query_words",
+    "word_query",
+]
+
+Execute = Callable[..., Any]
 # The text search configuration of the search column from migration 23 on: English
 # stemming after the unaccent dictionary, so "Munchen" finds "München" as on SQLite.
 # (Here, where the last migration to build the column is; postgres_migrations exports it.)
@@ -49,11 +58,17 @@ def _words(column: str) -> str:
     return f"translate({column}, '{WORD_SEPARATORS}', '{' ' * len(WORD_SEPARATORS)}')"
 
 
-def migration_26(execute: Execute) -> None:
+def _search_column(execute: Execute, *, grams: bool) -> None:
     """The generated ``search`` column and its GIN index again, every field's punctuation
     read as spaces (tags through their JSON text: its quotes, brackets and commas are
-    punctuation too). Weights and configuration as migration 23 left them."""
+    punctuation too), with the character pairs of ``fts_grams`` at the content's weight when
+    ``grams`` (migration 32)."""
     config = SEARCH_CONFIGURATION
+    pairs = (
+        f"\n            || setweight(to_tsvector('{config}', coalesce({GRAMS_COLUMN}, '')), 'B')"
+        if grams
+        else ""
+    )
     execute("ALTER TABLE memories DROP COLUMN search")
     execute(
         f"""
@@ -63,8 +78,47 @@ def migration_26(execute: Execute) -> None:
             || setweight(to_tsvector('{config}', {_words("content")}), 'B')
             || setweight(to_tsvector('{config}', {_words("tags::text")}), 'C')
             || setweight(to_tsvector('{config}', {_words("coalesce(speaker, '')")}), 'D')
-            || setweight(to_tsvector('{config}', {_words("coalesce(place_name, '')")}), 'D')
+            || setweight(to_tsvector('{config}', {_words("coalesce(place_name, '')")}), 'D'){pairs}
         ) STORED
         """
     )
     execute("CREATE INDEX memories_search ON memories USING gin(search)")
+
+
+def migration_26(execute: Execute) -> None:
+    """The generated ``search`` column and its GIN index again, every field's punctuation
+    read as spaces (tags through their JSON text: its quotes, brackets and commas are
+    punctuation too). Weights and configuration as migration 23 left them."""
+    _search_column(execute, grams=False)
+
+
+# The memories whose searchable text holds a character outside ASCII, paged by seq.
+_TEXT = " || ".join(
+    f"coalesce({column}{'::text' if column == 'tags' else ''}, '')" for column in GRAMS_SOURCE
+)
+_NON_ASCII_ROWS = (
+    f"SELECT seq, {', '.join(GRAMS_SOURCE)} FROM memories WHERE seq > %s"
+    f" AND octet_length({_TEXT}) != char_length({_TEXT}) ORDER BY seq LIMIT 1000"
+)
+
+
+def migration_32(execute: Execute) -> None:
+    """Chinese, Japanese and Korean words are found inside a run (as SQLite's migration 32,
+    :mod:`recalld.store.migrations_grams`): the ``fts_grams`` column, filled for the
+    memories stored before it, and the ``search`` column made again with it.
+
+    PostgreSQL's parser, like FTS5's tokenizer, reads a run of ideographs, kana or Hangul
+    as one word, so "北京" missed "我昨天在北京吃了烤鸭"; the pairs are plain words to it."""
+    execute(f"ALTER TABLE memories ADD COLUMN IF NOT EXISTS {GRAMS_COLUMN} TEXT")
+
+    def write(seq: int, grams: str) -> None:
+        execute(f"UPDATE memories SET {GRAMS_COLUMN} = %s WHERE seq = %s", (grams, seq))
+
+    last = 0
+    while True:
+        rows = execute(_NON_ASCII_ROWS, (last,)).fetchall()
+        if not rows:
+            break
+        fill_grams(rows, write)
+        last = int(rows[-1][0])
+    _search_column(execute, grams=True)

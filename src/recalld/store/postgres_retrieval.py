@@ -19,7 +19,10 @@ same on both stores, and tokenizing a pool costs no round trip. Document
 counts come from the ``search`` vector, whose English stemmer differs from
 Porter's in a few words; a word PostgreSQL drops as a stop word ("the", "and")
 is counted as held by ``cap`` memories, which is what it is in any real
-collection, so its IDF is the floor, as a common word's is on SQLite.
+collection, so its IDF is the floor, as a common word's is on SQLite. The
+character pairs of Chinese, Japanese, Korean, Thai, Lao, Myanmar and Khmer text
+(the ``fts_grams`` column, migration 32) are part of the ``search`` vector at the
+content's weight, as they are a column of SQLite's index.
 """
 
 from __future__ import annotations

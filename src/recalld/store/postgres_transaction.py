@@ -20,6 +20,7 @@ from recalld.errors import ConflictError, StorageError, ValidationError
 from recalld.model import Memory
 from recalld.store.base import MemoryRecord
 from recalld.store.context import rewritten_pending
+from recalld.store.grams import GRAMS_COLUMN, record_grams
 from recalld.store.intentions import IntentionRecord, ReminderDraft
 from recalld.store.postgres_connection import Connection
 from recalld.store.postgres_context import save_signals
@@ -143,9 +144,9 @@ class PostgresTransaction(PostgresLedger):
         # ON CONFLICT DO NOTHING keeps the transaction usable (an import goes on
         # with its other lines), where a raised unique violation would abort it.
         row = self._connection.execute(
-            f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}, content_hash)"
-            f" VALUES ({placeholders}, %s) ON CONFLICT DO NOTHING RETURNING seq",
-            (*record_values(record), content_hash(record.content)),
+            f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}, content_hash, {GRAMS_COLUMN})"
+            f" VALUES ({placeholders}, %s, %s) ON CONFLICT DO NOTHING RETURNING seq",
+            (*record_values(record), content_hash(record.content), record_grams(record)),
         ).fetchone()
         if row is None:
             if self.find(record.namespace, id=record.id) is not None:
@@ -163,8 +164,9 @@ class PostgresTransaction(PostgresLedger):
         _refuse_nul(record)
         assignments = ", ".join(f"{name} = %s" for name in WRITE_COLUMNS)
         self._connection.execute(
-            f"UPDATE memories SET {assignments}, content_hash = %s WHERE seq = %s",
-            (*record_values(record), content_hash(record.content), seq),
+            f"UPDATE memories SET {assignments}, content_hash = %s, {GRAMS_COLUMN} = %s"
+            f" WHERE seq = %s",
+            (*record_values(record), content_hash(record.content), record_grams(record), seq),
         )
         self._write_tags(seq, record.tags)
         memory = self._read(seq)

@@ -43,6 +43,7 @@ from recalld.store.base import (
 )
 from recalld.store.context import rewritten_pending
 from recalld.store.file_modes import warn_if_readable_by_others
+from recalld.store.grams import GRAMS_COLUMN, record_grams
 from recalld.store.intentions import IntentionRecord, ReminderDraft
 from recalld.store.migrations import FTS_TABLE, MIGRATIONS, ensure_fts, fts_table_exists
 from recalld.store.schema_guard import newer_schema_error, refuse_newer_schema
@@ -145,9 +146,9 @@ class _Transaction(SQLiteLedger):
         placeholders = ", ".join("?" for _ in WRITE_COLUMNS)
         try:
             self._connection.execute(
-                f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}, content_hash)"
-                f" VALUES ({placeholders}, ?)",
-                (*record_values(record), content_hash(record.content)),
+                f"INSERT INTO memories({', '.join(WRITE_COLUMNS)}, content_hash, {GRAMS_COLUMN})"
+                f" VALUES ({placeholders}, ?, ?)",
+                (*record_values(record), content_hash(record.content), record_grams(record)),
             )
         except apsw.ConstraintError as error:
             if "key" in str(error):
@@ -167,8 +168,9 @@ class _Transaction(SQLiteLedger):
     def replace(self, seq: int, record: MemoryRecord) -> Memory:
         assignments = ", ".join(f"{name} = ?" for name in WRITE_COLUMNS)
         self._connection.execute(
-            f"UPDATE memories SET {assignments}, content_hash = ? WHERE seq = ?",
-            (*record_values(record), content_hash(record.content), seq),
+            f"UPDATE memories SET {assignments}, content_hash = ?, {GRAMS_COLUMN} = ?"
+            f" WHERE seq = ?",
+            (*record_values(record), content_hash(record.content), record_grams(record), seq),
         )
         self._write_tags(seq, record.tags)
         memory = self._read(seq)

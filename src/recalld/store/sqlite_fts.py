@@ -13,6 +13,9 @@ from typing import Any
 Execute = Callable[[str], Any]
 
 __all__ = [
+    "FTS_COLUMNS",
+    "FTS_FIELD_COLUMNS",
+    "FTS_GRAMS_COLUMN",
     "FTS_NAMESPACE_COLUMN",
     "FTS_TABLE",
     "FTS_TEXT_COLUMNS",
@@ -22,10 +25,19 @@ __all__ = [
 ]
 
 FTS_TABLE = "memories_fts"
+# A column of ``memories`` (migration 32) holding the characters and character pairs of the
+# runs of Chinese, Japanese and Korean in a memory's texts (recalld._text.grams_column),
+# indexed as the last FTS5 column: NULL, so nothing indexed, for text without them.
+FTS_GRAMS_COLUMN = "fts_grams"
+# The fields of a memory a query's words may match, as FTS5 columns.
+FTS_FIELD_COLUMNS = ("title", "content", "tags", "speaker", "place_name", "key")
 # The full-text columns a query's words may match (the namespace token column is not one).
-FTS_TEXT_COLUMNS = ("title", "content", "tags", "speaker", "place_name", "key")
+FTS_TEXT_COLUMNS = (*FTS_FIELD_COLUMNS, FTS_GRAMS_COLUMN)
 # A generated column of ``memories`` (migration 13) indexed as one more FTS5 column.
 FTS_NAMESPACE_COLUMN = "fts_namespace"
+# Every FTS5 column in order: the namespace term's before the pairs' (its index, 6, is the
+# one recalld's ranking functions leave out).
+FTS_COLUMNS = (*FTS_FIELD_COLUMNS, FTS_NAMESPACE_COLUMN, FTS_GRAMS_COLUMN)
 
 
 def fts_namespace_token(namespace: str) -> str:
@@ -49,15 +61,17 @@ def fts_table_exists(execute: Execute) -> bool:
 
 def ensure_fts(execute: Execute) -> None:
     """Create the FTS5 index over title, content, tags, speaker, place name and key (and
-    the namespace term, :data:`FTS_NAMESPACE_COLUMN`), its triggers, and fill it.
+    the namespace term, :data:`FTS_NAMESPACE_COLUMN`, and the character pairs of
+    Chinese, Japanese and Korean text, :data:`FTS_GRAMS_COLUMN`), its triggers, and fill
+    it.
 
     External content (the text lives once, in ``memories``); Porter stemming on
     top of unicode61 with diacritics folded; ``secure-delete`` so a deleted
     memory's terms leave the index at once instead of at the next merge.
     """
-    columns = ", ".join((*FTS_TEXT_COLUMNS, FTS_NAMESPACE_COLUMN))
-    new = ", ".join(f"new.{column}" for column in (*FTS_TEXT_COLUMNS, FTS_NAMESPACE_COLUMN))
-    old = ", ".join(f"old.{column}" for column in (*FTS_TEXT_COLUMNS, FTS_NAMESPACE_COLUMN))
+    columns = ", ".join(FTS_COLUMNS)
+    new = ", ".join(f"new.{column}" for column in FTS_COLUMNS)
+    old = ", ".join(f"old.{column}" for column in FTS_COLUMNS)
     execute(
         f"""
         CREATE VIRTUAL TABLE {FTS_TABLE} USING fts5(

@@ -34,7 +34,9 @@ __all__ = [
 
 # The rank of a query of common words (see recent_rank).
 RANK_FUNCTION = "recalld_rank"
-RANK_WEIGHTS = (2.0, 1.0, 1.0, 1.0, 1.0, 1.0)  # the candidate weights, the namespace term left out
+# The candidate weights of the FTS5 columns in order (FTS_COLUMNS): the namespace term's
+# (index 6) left out, a character pair of Chinese, Japanese or Korean text (7) as content.
+RANK_WEIGHTS = (2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0)
 RANK_K1 = 1.2
 RANK_B = 0.75
 # The newest rowids over which the share of memories holding a word is sampled.
@@ -126,7 +128,7 @@ def _bm25(api: apsw.FTS5ExtensionApi, phrases: int, weights: Sequence[float] | N
     for phrase in range(phrases):
         frequency = 0.0
         for column in api.phrase_columns(phrase):
-            if column < len(RANK_WEIGHTS):
+            if column < len(RANK_WEIGHTS) and RANK_WEIGHTS[column]:
                 frequency += RANK_WEIGHTS[column] * len(api.phrase_column_offsets(phrase, column))
         if frequency:
             weight = 1.0 if weights is None else weights[phrase]

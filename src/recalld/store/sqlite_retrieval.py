@@ -4,6 +4,12 @@ Terms come from the full-text index's own tokenizer (FTS5 ``porter unicode61
 remove_diacritics 2``, called through apsw), so the reranker's BM25 counts
 exactly the terms the index matched. Without FTS5 a plain lower-casing,
 diacritic-folding word splitter stands in (no stemming, like the LIKE search).
+A run of Chinese, Japanese, Korean, Thai, Lao, Myanmar or Khmer is one term (or
+cut at its vowel signs) to the tokenizer: its characters and character pairs are
+indexed too, as the ``fts_grams`` column (:mod:`recalld.store.grams`, migration
+32), which a query's words match like any other text column (its words are pairs
+already, :func:`recalld._text.query_terms`, and BM25F's row terms follow the index,
+:func:`recalld.retrieval.keyword.document_terms`).
 
 Keyword candidates skip common words. FTS5 ranks by scoring *every* row that
 matches before it keeps the best, so one word held by most memories makes a
