@@ -153,3 +153,41 @@ def test_postgres_remind_runs_a_deadlock_victim_again_writing_it_once(
     assert [listed.id for listed in memory.intentions()] == [intention.id]
     assert count(postgres_url, "SELECT count(*) FROM intentions") == 1
     assert count(postgres_url, "SELECT count(*) FROM memories") == 1
+
+
+def test_postgres_import_jsonl_runs_a_deadlock_victim_batch_again_counting_it_once(
+    memory: MemoryService, postgres_url: str
+) -> None:
+    lines = [
+        '{"type": "entity", "name": "Zora", "entityType": "person", "observations": ["Sails"]}',
+        '{"type": "entity", "name": "Abel", "entityType": "person", "observations": ["Rows"]}',
+        '{"type": "relation", "from": "Zora", "to": "Abel", "relationType": "knows"}',
+    ]
+    seen = refuse(postgres_url, "INSERT", "graph_entities")
+    report = memory.knowledge.import_jsonl(lines)
+    assert (report.entities, report.observations, report.relations, report.unchanged) == (
+        2,
+        2,
+        1,
+        0,
+    )
+    assert report.errors == []
+    assert seen() == 3  # the victim's first row, then both again
+    assert count(postgres_url, "SELECT count(*) FROM graph_entities") == 2
+    assert count(postgres_url, "SELECT count(*) FROM memories") == 2
+    assert count(postgres_url, "SELECT count(*) FROM graph_relations") == 1
+
+
+def test_postgres_import_jsonl_runs_a_deadlock_victim_relation_batch_again(
+    memory: MemoryService, postgres_url: str
+) -> None:
+    memory.knowledge.create_entities(
+        [{"name": "Zora", "entityType": "person"}, {"name": "Abel", "entityType": "person"}]
+    )
+    seen = refuse(postgres_url, "INSERT", "graph_relations", code="40001")
+    report = memory.knowledge.import_jsonl(
+        ['{"type": "relation", "from": "Zora", "to": "Abel", "relationType": "knows"}']
+    )
+    assert (report.relations, report.unchanged, report.errors) == (1, 0, [])
+    assert seen() == 2
+    assert count(postgres_url, "SELECT count(*) FROM graph_relations") == 1
