@@ -58,6 +58,7 @@ from recalld.errors import (
     DatabaseReadOnlyError,
     DatabaseUnavailableError,
     DiskFullError,
+    LastingConflictError,
     StatementTimeoutError,
     StorageError,
     ValidationError,
@@ -577,9 +578,12 @@ class PostgresDatabase:
         with self._pooled(retryable=False) as connection:
             yield connection
 
-    def _again(self, attempt: Callable[[], T]) -> T:
+    def _again(self, attempt: Callable[[], T], *, writes: bool = False) -> T:
         """Run ``attempt`` until no serialization failure or deadlock (which rolled it
-        back) stops it, for up to ``retry_seconds``."""
+        back) stops it, for up to ``retry_seconds``; one still there then is a
+        :class:`LastingConflictError` for work that ``writes`` (another client's write
+        it conflicted with), a :class:`DatabaseBusyError` for a read (a hot standby's
+        recovery cancelling it)."""
         deadline = time.monotonic() + self.retry_seconds
         delay = 0.01
         while True:
@@ -590,7 +594,8 @@ class PostgresDatabase:
                     # Rolled back each time: "database_busy" (503, to send again), as a
                     # conflict that cannot be run again and SQLite's lock held past the
                     # same setting are, not a 500 (review of pass b67).
-                    raise DatabaseBusyError(
+                    lasting = LastingConflictError if writes else DatabaseBusyError
+                    raise lasting(
                         f"{self.display}: the work kept conflicting with other"
                         f" transactions for {self.retry_seconds:g} s"
                         f" (RECALLD_LOCK_RETRY_SECONDS = {self.retry_seconds:g},"
@@ -618,7 +623,7 @@ class PostgresDatabase:
             with self._pooled(retryable=True) as connection, connection.transaction():
                 return operation(connection)
 
-        return self._again(attempt)
+        return self._again(attempt, writes=True)
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
