@@ -90,6 +90,9 @@ MINIMUM_SERVER_VERSION = 140000
 # pgvector 0.8.0: halfvec with HNSW (0.7.0) and iterative index scans, so filtered
 # nearest-neighbour queries still return k rows.
 MINIMUM_VECTOR_VERSION = (0, 8, 0)
+# How often the server looks, while a statement runs, whether its client is still there
+# (client_connection_check_interval; PostgreSQL 14, on Linux): a poll of the socket.
+CLIENT_CHECK_MILLISECONDS = 2_000
 RETRYABLE = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
 # transaction_timeout (PostgreSQL 17) and idle_in_transaction_session_timeout ending the
 # session: class 25, not operational, yet answered as a statement_timeout is (503
@@ -338,6 +341,17 @@ class PostgresDatabase:
             # queued behind the other dead ones and died before its turn: every request
             # then waited out the connect timeout (503) for good.
             connection.execute("SET idle_session_timeout = 0")
+            # A process killed in a long statement (a migration rebuilding a column, a
+            # backfill of every memory's job) left the server running it to its end,
+            # holding its locks, with no one to answer: the process started again in its
+            # place waited minutes for it without a word. The server now looks for the
+            # client every few seconds while a statement runs and rolls it back once it
+            # is gone (adversarial pass c69). One the URL or the database sets is kept.
+            connection.execute(
+                "SELECT set_config(name, %s, false) FROM pg_settings"
+                " WHERE name = 'client_connection_check_interval' AND setting = '0'",
+                (str(CLIENT_CHECK_MILLISECONDS),),
+            )
             # A lock another client holds (LOCK TABLE in psql, a long transaction on a
             # row) is waited for at most lock_retry_seconds (RECALLD_LOCK_RETRY_SECONDS,
             # as on SQLite), then the request fails saying so: without a bound it waited
