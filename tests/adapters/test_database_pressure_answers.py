@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from recalld import knowledge_import
 from recalld.adapters._cli_support import ErrorAsJson
 from recalld.errors import (
     DatabaseBusyError,
@@ -21,7 +22,6 @@ from recalld.errors import (
     DiskFullError,
     StorageError,
 )
-from recalld.knowledge import KnowledgeGraph
 from recalld.service import MemoryService
 from recalld.tokens import TokenRegistry
 from recalld.transfer import IMPORT_CHUNK_LINES, Transfer
@@ -236,16 +236,16 @@ def test_an_mcp_memory_import_a_busy_database_stopped_says_what_it_kept_over_res
 ) -> None:
     # Its entities are written 500 a transaction: those before the busy one are kept, and
     # REST said "nothing was written" (integration read of stop 64).
-    import_entity = KnowledgeGraph._import_entity
+    import_entity = knowledge_import._import_entity
     calls: list[int] = []
 
-    def busy_after_the_first_batch(self: KnowledgeGraph, *arguments: Any) -> None:
+    def busy_after_the_first_batch(*arguments: Any) -> None:
         calls.append(1)
         if len(calls) > 500:
             raise BUSY
-        import_entity(self, *arguments)
+        import_entity(*arguments)
 
-    monkeypatch.setattr(KnowledgeGraph, "_import_entity", busy_after_the_first_batch)
+    monkeypatch.setattr(knowledge_import, "_import_entity", busy_after_the_first_batch)
     lines = [
         json.dumps({"type": "entity", "name": f"E{n}", "entityType": "thing", "observations": []})
         for n in range(700)

@@ -31,7 +31,12 @@ def _read_until(stream: IO[bytes], text: str) -> str:
     """What the child wrote to ``stream`` (its stderr) up to a line holding ``text``, read
     by a thread so that a child saying nothing fails the test after WAIT_SECONDS."""
     lines: queue.Queue[bytes] = queue.Queue()
-    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+
+    def read() -> None:
+        for line in stream:
+            lines.put(line)
+
+    threading.Thread(target=read, daemon=True).start()
     seen = ""
     while text not in seen:
         try:
