@@ -1,12 +1,14 @@
-"""A recalld process that finds another one migrating the database says that it waits
-for it, and for whom, instead of hanging without a word (adversarial pass c69: three
-`recalld serve` started at once on a database of schema 30 and 400,000 memories, two of
-them printed nothing and answered nothing for the two minutes the first one migrated).
+"""A recalld process that finds another one migrating the database (or a worker that
+finds another one queueing every memory's job) says that it waits for it, and for whom,
+instead of hanging without a word (adversarial pass c69: three `recalld serve` started at
+once on a database of schema 30 and 400,000 memories, two of them printed nothing and
+answered nothing for the two minutes the first one migrated).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import queue
 import subprocess
@@ -18,6 +20,8 @@ from typing import IO
 import psycopg
 import pytest
 
+from recalld.config import Settings
+from recalld.service import MemoryService
 from recalld.store.postgres import MIGRATION_LOCK
 from recalld.store.postgres_migrations import MIGRATIONS
 
@@ -82,3 +86,49 @@ def test_postgres_a_process_waiting_for_another_ones_migration_says_so(
                 child.communicate()
     assert child.returncode == 0
     assert json.loads(out)["schema_version"] == len(MIGRATIONS)
+
+
+class _Said(logging.Handler):
+    """Sets ``event`` once a record holding ``text`` is logged."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(logging.WARNING)
+        self.text = text
+        self.event = threading.Event()
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+        if self.text in record.getMessage():
+            self.event.set()
+
+
+def test_postgres_a_worker_waiting_for_another_ones_backfill_says_so(postgres_url: str) -> None:
+    settings = Settings(
+        db=postgres_url, embedder="hashing", graph_extractor="none", postgres_pool_min=0
+    )
+    said = _Said("another worker is queueing")
+    logger = logging.getLogger("recalld.store.postgres_connection")
+    logger.addHandler(said)
+    try:
+        with MemoryService.open(settings) as service:
+            service.remember("The ferry leaves at nine")
+            model = service.embedder.name
+            with psycopg.connect(postgres_url, autocommit=True) as other:
+                other.execute(
+                    "SELECT pg_advisory_lock(hashtextextended(%s, 0))", (f"backfill:embed:{model}",)
+                )
+                working = threading.Thread(target=service.new_worker().run_until_idle)
+                working.start()
+                assert said.event.wait(WAIT_SECONDS), said.messages
+                assert working.is_alive()  # it waits, as it says
+                other.execute(
+                    "SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
+                    (f"backfill:embed:{model}",),
+                )
+                working.join(WAIT_SECONDS)
+            assert not working.is_alive()
+        with psycopg.connect(postgres_url, autocommit=True) as check:
+            assert check.execute("SELECT count(*) FROM vectors").fetchone() == (1,)
+    finally:
+        logger.removeHandler(said)

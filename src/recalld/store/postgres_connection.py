@@ -76,6 +76,7 @@ __all__ = [
     "Connection",
     "PostgresDatabase",
     "check_server",
+    "lock_saying_so",
     "parse_url",
     "rows_waiting_briefly",
 ]
@@ -661,6 +662,20 @@ class PostgresDatabase:
             return
         self._pool.close()
         self._watchdog.close()
+
+
+def lock_saying_so(connection: Connection, key: str, waiting: str) -> None:
+    """Take the transaction-scoped advisory lock on ``key`` (``hashtextextended``); when
+    another transaction holds it, log ``waiting`` first, then wait. recalld's long waits
+    (another worker's backfill of every memory, another's HNSW build) were silent: a
+    worker started beside one doing that looked hung for minutes (adversarial pass c69)."""
+    row = connection.execute(
+        "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (key,)
+    ).fetchone()
+    if row is not None and row[0]:
+        return
+    logger.warning("%s", waiting)
+    connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
 
 def rows_waiting_briefly(
