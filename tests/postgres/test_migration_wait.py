@@ -113,6 +113,7 @@ def test_postgres_a_worker_waiting_for_another_ones_backfill_says_so(postgres_ur
     try:
         with MemoryService.open(settings) as service:
             service.remember("The ferry leaves at nine")
+            assert service.embedder is not None
             model = service.embedder.name
             with psycopg.connect(postgres_url, autocommit=True) as other:
                 other.execute(
