@@ -11,6 +11,7 @@ in its place waited for it without a word.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -21,6 +22,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from recalld.config import Settings
+from recalld.service import MemoryService
+from recalld.store import postgres_connection
 from recalld.store.postgres import MIGRATION_LOCK
 
 pytestmark = pytest.mark.postgres
@@ -91,3 +95,49 @@ def test_postgres_a_killed_process_does_not_leave_its_statement_running_with_its
             "SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (backend,)
         ).fetchone()
         assert gone == (0,)
+
+
+def _open(url: str) -> MemoryService:
+    return MemoryService.open(Settings(db=url, embedder="none", graph_extractor="none"))
+
+
+def _check_interval(service: MemoryService) -> object:
+    return service.store._database.read("SHOW client_connection_check_interval")  # type: ignore[attr-defined]
+
+
+def test_postgres_a_client_check_interval_the_url_or_database_sets_is_kept_even_0(
+    postgres_url: str,
+) -> None:
+    # Review of pass c69: one set to 0 (off, on purpose) was replaced by 2 s.
+    separator = "&" if "?" in postgres_url else "?"
+    with _open(f"{postgres_url}{separator}options=-c%20client_connection_check_interval%3D0") as s:
+        assert _check_interval(s) == [("0",)]
+    with _open(f"{postgres_url}{separator}options=-c%20client_connection_check_interval%3D7s") as s:
+        assert _check_interval(s) == [("7s",)]
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        [(database,)] = connection.execute("SELECT current_database()").fetchall()
+        connection.execute(f'ALTER DATABASE "{database}" SET client_connection_check_interval = 0')
+    with _open(postgres_url) as service:
+        assert _check_interval(service) == [("0",)]
+    with psycopg.connect(postgres_url, autocommit=True) as connection:
+        connection.execute(f'ALTER DATABASE "{database}" RESET client_connection_check_interval')
+    with _open(postgres_url) as service:  # none set: recalld's
+        assert _check_interval(service) == [("2s",)]
+
+
+def test_postgres_a_server_refusing_the_client_check_still_opens_and_says_so_once(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Review of pass c69: a server that refuses the setting (one without the kernel events
+    # it needs, as on Windows) failed every connection, so recalld could not open at all.
+    # An out-of-range value is refused the same way (invalid_parameter_value).
+    monkeypatch.setattr(postgres_connection, "CLIENT_CHECK_MILLISECONDS", -1)
+    with caplog.at_level(logging.WARNING), _open(postgres_url) as service:
+        service.remember("the ferry leaves at nine")
+        assert [hit.memory.content for hit in service.search("ferry", mode="keyword")] == [
+            "the ferry leaves at nine"
+        ]
+        assert _check_interval(service) == [("0",)]
+    refused = [r.getMessage() for r in caplog.records if "client_connection_check" in r.message]
+    assert len(refused) == 1, refused
+    assert "refuses client_connection_check_interval" in refused[0]

@@ -208,6 +208,7 @@ class PostgresDatabase:
         self.url = url
         self._ef_search = int(ef_search)
         self.display = redact_url(url)
+        self._client_check_refused = False  # said once (_check_for_the_client)
         self._opener = OpeningProcess(self.display)
         self.retry_seconds = retry_seconds
         # Each pooled connection's (lock bound, timeout, whose timeout), in seconds, when
@@ -348,11 +349,7 @@ class PostgresDatabase:
             # place waited minutes for it without a word. The server now looks for the
             # client every few seconds while a statement runs and rolls it back once it
             # is gone (adversarial pass c69). One the URL or the database sets is kept.
-            connection.execute(
-                "SELECT set_config(name, %s, false) FROM pg_settings"
-                " WHERE name = 'client_connection_check_interval' AND setting = '0'",
-                (str(CLIENT_CHECK_MILLISECONDS),),
-            )
+            self._check_for_the_client(connection)
             # A lock another client holds (LOCK TABLE in psql, a long transaction on a
             # row) is waited for at most lock_retry_seconds (RECALLD_LOCK_RETRY_SECONDS,
             # as on SQLite), then the request fails saying so: without a bound it waited
@@ -370,6 +367,32 @@ class PostgresDatabase:
                 (str(lock_timeout_milliseconds(self.retry_seconds)),),
             )
             self._below_statement_timeout(connection)
+
+    def _check_for_the_client(self, connection: Connection) -> None:
+        """Set ``client_connection_check_interval`` (see :meth:`_configure`) unless the
+        URL (``options``, ``PGOPTIONS``: source "client"), the database or the role sets
+        it, 0 included: one set to 0 there on purpose was replaced (review of pass c69).
+        A server that refuses it (one built without the kernel events it needs, e.g. on
+        Windows) is logged once, and recalld runs without it: every connection failed to
+        open before, the whole database unusable for a safeguard (review of pass c69)."""
+        try:
+            connection.execute(
+                "SELECT set_config(name, %s, false) FROM pg_settings"
+                " WHERE name = 'client_connection_check_interval' AND setting = '0'"
+                " AND source NOT IN ('client', 'database', 'user', 'database user')",
+                (str(CLIENT_CHECK_MILLISECONDS),),
+            )
+        except psycopg.errors.InvalidParameterValue as error:
+            if not self._client_check_refused:
+                self._client_check_refused = True
+                logger.warning(
+                    "%s refuses client_connection_check_interval = %d ms (%s): a recalld"
+                    " process killed in a long statement leaves it running, with its locks,"
+                    " until the server next writes to its socket",
+                    self.display,
+                    CLIENT_CHECK_MILLISECONDS,
+                    self._primary(error),
+                )
 
     def _below_statement_timeout(self, connection: Connection) -> None:
         """Keep the lock bound under a shorter ``statement_timeout`` (or PostgreSQL 17's
