@@ -31,6 +31,7 @@ EXAMPLES: list[errors.RecalldError] = [
     errors.StatementTimeoutError("postgresql://h/db cut the statement before it finished"),
     errors.DatabaseLockedError("/tmp/m.db stayed locked for 30 s; nothing was written"),
     errors.WriteConflictError("postgresql://h/db: the write conflicted; nothing was written"),
+    errors.LastingConflictError("postgresql://h/db: the work kept conflicting for 30 s"),
     errors.EmbeddingError("the model file is missing"),
     errors.EmbedderUnavailableError("http://e/v1/embeddings failed: timed out"),
     errors.AuthenticationError("no bearer token"),

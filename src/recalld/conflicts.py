@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
-from recalld.errors import WriteConflictError
+from recalld.errors import LastingConflictError, WriteConflictError
 
 __all__ = ["CONFLICT_ATTEMPTS", "after_commit", "rerun_on_conflict", "rerunning_on_conflict"]
 
@@ -57,7 +57,12 @@ def rerun_on_conflict(operation: Callable[[], T], *, what: str) -> T:
         try:
             return operation()
         except WriteConflictError as error:
-            if attempt == CONFLICT_ATTEMPTS or getattr(error, _AFTER_COMMIT, False):
+            if (
+                attempt == CONFLICT_ATTEMPTS
+                or getattr(error, _AFTER_COMMIT, False)
+                # The store ran it again for RECALLD_LOCK_RETRY_SECONDS already.
+                or isinstance(error, LastingConflictError)
+            ):
                 raise
             logger.info(
                 "%s conflicted with another client's write (attempt %d of %d); running it again",

@@ -38,6 +38,7 @@ __all__ = [
     "DiskFullError",
     "EmbedderUnavailableError",
     "EmbeddingError",
+    "LastingConflictError",
     "NotFoundError",
     "PermissionDeniedError",
     "PreconditionFailedError",
@@ -168,6 +169,15 @@ class WriteConflictError(DatabaseBusyError):
     work run again meets the other's committed result. The service runs its own writes
     again a few times before answering it (:func:`recalld.conflicts.rerun_on_conflict`);
     what still reaches a caller is HTTP 503 ``database_busy`` with ``Retry-After``.
+    """
+
+
+class LastingConflictError(WriteConflictError):
+    """A write the store itself ran again after each deadlock or serialization failure,
+    for ``RECALLD_LOCK_RETRY_SECONDS``, still conflicting: told as the conflict it is (503
+    ``database_busy``, "conflicted with other clients' writes", not "a lock another client
+    holds", adversarial pass c69), and not run again by the service, which would wait that
+    long again for each of its attempts.
     """
 
 

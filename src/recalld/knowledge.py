@@ -30,10 +30,10 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
 from recalld import _validate as check
-from recalld import knowledge_relations
+from recalld import knowledge_import, knowledge_relations
 from recalld._text import prompt_line
 from recalld._time import Clock
 from recalld.config import Settings
@@ -45,15 +45,22 @@ from recalld.knowledge_bounds import (
     Tally,
     bounded_items,
     check_entity_room,
-    entity_room_error,
     first_of_each,
-    import_batches,
+)
+from recalld.knowledge_model import (
+    AddedObservations,
+    KnowledgeEntity,
+    KnowledgeGraphPage,
+    KnowledgeImportReport,
+    KnowledgeRelation,
+    ObservationAddition,
+    ObservationDeletion,
+    RemovalReport,
 )
 from recalld.knowledge_relations import relation_identity, relation_keys, relation_label
-from recalld.model import ImportLineError, Memory, NewMemory, Receipt
+from recalld.model import Memory, NewMemory, Receipt
 from recalld.store.base import Scope, Store, StoreTransaction
 from recalld.store.graph import EntityRecord, RelationRecord
-from recalld.transfer_lines import stopped_import
 
 __all__ = [
     "AddedObservations",
@@ -81,92 +88,6 @@ PAGE_OBSERVATION_CHARACTERS = 1_000_000
 PAGE_READ_CHUNK = 10
 
 WriteMemory = Callable[[StoreTransaction, NewMemory, str], tuple[Receipt, Memory]]
-
-
-class KnowledgeEntity(BaseModel):
-    """An entity as the reference server shapes it."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    name: str
-    entity_type: str = Field(validation_alias="entityType", serialization_alias="entityType")
-    observations: list[str] = Field(default_factory=list)
-
-
-class KnowledgeRelation(BaseModel):
-    """A relation as the reference server shapes it (``from``, ``to``, ``relationType``)."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    source: str = Field(validation_alias="from", serialization_alias="from")
-    target: str = Field(validation_alias="to", serialization_alias="to")
-    relation_type: str = Field(validation_alias="relationType", serialization_alias="relationType")
-
-
-class ObservationAddition(BaseModel):
-    """Observations to add to one entity."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    entity_name: str = Field(validation_alias="entityName", serialization_alias="entityName")
-    contents: list[str]
-
-
-class ObservationDeletion(BaseModel):
-    """Observations to delete from one entity."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    entity_name: str = Field(validation_alias="entityName", serialization_alias="entityName")
-    observations: list[str]
-
-
-class AddedObservations(BaseModel):
-    """What ``add_observations`` added to one entity."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    entity_name: str = Field(validation_alias="entityName", serialization_alias="entityName")
-    added_observations: list[str] = Field(
-        validation_alias="addedObservations", serialization_alias="addedObservations"
-    )
-
-
-class KnowledgeGraphPage(BaseModel):
-    """Entities and relations: those touching them (``search_nodes``, ``open_nodes``) or,
-    on a page of ``read_graph``, those from them; paged reads say whether there is more."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    entities: list[KnowledgeEntity]
-    relations: list[KnowledgeRelation]
-    next_cursor: str | None = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
-    )
-    has_more: bool = Field(default=False, validation_alias="hasMore", serialization_alias="hasMore")
-
-
-class RemovalReport(BaseModel):
-    """What a delete did: the reference's ``success`` and ``message``, and the details."""
-
-    model_config = ConfigDict(populate_by_name=True)
-
-    success: bool = True
-    message: str
-    deleted: list[str] = Field(default_factory=list)
-    not_found: list[str] = Field(
-        default_factory=list, validation_alias="notFound", serialization_alias="notFound"
-    )
-
-
-class KnowledgeImportReport(BaseModel):
-    """What an import of a reference ``memory.jsonl`` did, line by line."""
-
-    entities: int = 0
-    observations: int = 0
-    relations: int = 0
-    unchanged: int = 0
-    errors: list[ImportLineError] = Field(default_factory=list)
 
 
 class KnowledgeGraph:
@@ -664,51 +585,16 @@ class KnowledgeGraph:
         Entities are written first, then relations (whose entities may appear
         later in the file). An entity already present gains the observations
         it lacks. A bad line is reported by number and nothing of it is
-        written; the other lines still import.
+        written; the other lines still import (:mod:`recalld.knowledge_import`).
         """
-        scope_namespace = self._namespace(namespace)
-        report = KnowledgeImportReport()
-        entities: list[tuple[int, KnowledgeEntity]] = []
-        relations: list[tuple[int, KnowledgeRelation]] = []
-        for number, given in enumerate(lines, start=1):
-            try:
-                line = check.line_text(given)  # bytes are decoded line by line
-                if not line.strip():
-                    continue
-                parsed = self._import_line(line)
-            except ValidationError as error:
-                report.errors.append(ImportLineError(line=number, error=str(error)))
-                continue
-            if isinstance(parsed, KnowledgeEntity):
-                entities.append((number, parsed))
-            else:
-                relations.append((number, parsed))
-        now, written = self._clock(), 0
-        for batch in import_batches(entities, lambda item: len(item[1].observations)):
-            # A full or busy database says where it stopped and what it kept (stop 64).
-            first, written = entities[written][0], written + len(batch)
-            with (
-                stopped_import([first], report, in_file_order=False),
-                self._store.transaction() as tx,
-            ):
-                tx.graph.lock_entities(scope_namespace, (entity_key(e.name) for _, e in batch))
-                held: dict[int, int] = {}  # as add_observations: each entity summed once
-                for number, entity in batch:
-                    self._import_entity(tx, scope_namespace, (number, entity), held, now, report)
-        for start in range(0, len(relations), 500):
-            first = relations[start][0]
-            with (
-                stopped_import([first], report, in_file_order=False),
-                self._store.transaction() as tx,
-            ):
-                tx.graph.lock_entities(
-                    scope_namespace,
-                    relation_keys([relation for _, relation in relations[start : start + 500]]),
-                )
-                for number, relation in relations[start : start + 500]:
-                    self._import_relation(tx, scope_namespace, number, relation, now, report)
-        report.errors.sort(key=lambda error: error.line or 0)
-        return report
+        return knowledge_import.import_jsonl(
+            self._store,
+            self._clock,
+            self._namespace(namespace),
+            lines,
+            self._import_line,
+            self._add_observation,
+        )
 
     def _import_line(self, line: str) -> KnowledgeEntity | KnowledgeRelation:
         # Depth is checked before parsing: a line nested thousands deep made the parser
@@ -730,62 +616,6 @@ class KnowledgeGraph:
         if kind == "relation":
             return self._checked_relation(data, "relation")
         raise ValidationError("type", f"must be 'entity' or 'relation', got {kind!r}")
-
-    def _import_entity(
-        self,
-        tx: StoreTransaction,
-        namespace: str,
-        line: tuple[int, KnowledgeEntity],
-        held: dict[int, int],
-        now: datetime,
-        report: KnowledgeImportReport,
-    ) -> None:
-        number, entity = line
-        found = tx.graph.find_entity(namespace, entity_key(entity.name), now)
-        wanted = list(dict.fromkeys(entity.observations))
-        kept = [] if found is None else tx.graph.observations(found.id, now, wanted)
-        new = [content for content in wanted if content not in {text for _, text in kept}]
-        if found is not None and found.id not in held:
-            held[found.id] = tx.graph.observation_characters(found.id)
-        holds = 0 if found is None else held[found.id]
-        refused = entity_room_error(entity.name, holds, new)
-        if refused is not None:  # this line changes nothing; the others still import
-            report.errors.append(ImportLineError(line=number, error=f"observations: {refused}"))
-            return
-        record, created = tx.graph.declare_entity(namespace, entity.name, entity.entity_type, now)
-        held[record.id] = holds + sum(map(len, new))
-        for content in new:
-            self._add_observation(tx, namespace, record, content)
-        report.entities += int(created)
-        report.observations += len(new)
-        report.unchanged += int(not created and not new)
-
-    def _import_relation(
-        self,
-        tx: StoreTransaction,
-        namespace: str,
-        number: int,
-        relation: KnowledgeRelation,
-        now: datetime,
-        report: KnowledgeImportReport,
-    ) -> None:
-        ends = []
-        for field, name in (("from", relation.source), ("to", relation.target)):
-            found = tx.graph.find_entity(namespace, entity_key(name), now)
-            if found is None:
-                report.errors.append(
-                    ImportLineError(line=number, error=f"{field}: no entity named {name!r}")
-                )
-                return
-            ends.append((name, found))
-        for name, _ in ends:
-            tx.graph.declare_entity(namespace, name, None, now)
-        if tx.graph.declare_relation(
-            namespace, ends[0][1].id, relation.relation_type, ends[1][1].id, now
-        ):
-            report.relations += 1
-        else:
-            report.unchanged += 1
 
 
 def _report(what: str, deleted: Sequence[str], missing: Sequence[str]) -> RemovalReport:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from recalld import knowledge_import
 from recalld.adapters._cli_support import ErrorAsJson
 from recalld.errors import (
     DatabaseBusyError,
@@ -19,9 +20,10 @@ from recalld.errors import (
     DatabaseReadOnlyError,
     DatabaseUnavailableError,
     DiskFullError,
+    LastingConflictError,
     StorageError,
+    WriteConflictError,
 )
-from recalld.knowledge import KnowledgeGraph
 from recalld.service import MemoryService
 from recalld.tokens import TokenRegistry
 from recalld.transfer import IMPORT_CHUNK_LINES, Transfer
@@ -236,16 +238,16 @@ def test_an_mcp_memory_import_a_busy_database_stopped_says_what_it_kept_over_res
 ) -> None:
     # Its entities are written 500 a transaction: those before the busy one are kept, and
     # REST said "nothing was written" (integration read of stop 64).
-    import_entity = KnowledgeGraph._import_entity
+    import_entity = knowledge_import._import_entity
     calls: list[int] = []
 
-    def busy_after_the_first_batch(self: KnowledgeGraph, *arguments: Any) -> None:
+    def busy_after_the_first_batch(*arguments: Any) -> None:
         calls.append(1)
         if len(calls) > 500:
             raise BUSY
-        import_entity(self, *arguments)
+        import_entity(*arguments)
 
-    monkeypatch.setattr(KnowledgeGraph, "_import_entity", busy_after_the_first_batch)
+    monkeypatch.setattr(knowledge_import, "_import_entity", busy_after_the_first_batch)
     lines = [
         json.dumps({"type": "entity", "name": f"E{n}", "entityType": "thing", "observations": []})
         for n in range(700)
@@ -254,6 +256,47 @@ def test_an_mcp_memory_import_a_busy_database_stopped_says_what_it_kept_over_res
     assert response.status_code == 503
     message = response.json()["error"]["message"]
     assert message.startswith("the import stopped at line 501:"), message
+    assert "Every line written before it is imported and kept (500 entities" in message
+    assert "db.internal" not in message
+
+
+@pytest.mark.parametrize(
+    "conflict",
+    [
+        WriteConflictError(f"{LOCATION}: the write conflicted with another client's"),
+        LastingConflictError(f"{LOCATION}: the work kept conflicting for 30 s"),
+    ],
+    ids=["conflict", "lasting"],
+)
+def test_an_mcp_memory_import_a_conflict_stopped_says_it_conflicted_over_rest(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, conflict: WriteConflictError
+) -> None:
+    # Review of pass c69: a batch still conflicting (a deadlock or serialization failure
+    # after its re-runs) was told as "a lock another client holds", as c69 fixed for
+    # every other answer; the batches before it are kept and counted once.
+    import_entity = knowledge_import._import_entity
+    calls: list[int] = []
+
+    def conflicting_after_the_first_batch(*arguments: Any) -> None:
+        calls.append(1)
+        if len(calls) > 500:
+            raise conflict
+        import_entity(*arguments)
+
+    monkeypatch.setattr(knowledge_import, "_import_entity", conflicting_after_the_first_batch)
+    lines = [
+        json.dumps({"type": "entity", "name": f"E{n}", "entityType": "thing", "observations": []})
+        for n in range(700)
+    ]
+    response = client.post("/v1/import?format=mcp-memory", content="\n".join(lines) + "\n")
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "1"
+    error = response.json()["error"]
+    assert error["type"] == "database_busy"
+    message = error["message"]
+    assert message.startswith("the import stopped at line 501:"), message
+    assert "conflicted with other clients' writes" in message
+    assert "a lock another client holds" not in message
     assert "Every line written before it is imported and kept (500 entities" in message
     assert "db.internal" not in message
 

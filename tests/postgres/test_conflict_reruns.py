@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 import psycopg
 import pytest
 
+from recalld.adapters.dialects.failures import CONFLICT_MESSAGE, busy_message
 from recalld.config import Settings
 from recalld.conflicts import CONFLICT_ATTEMPTS
 from recalld.errors import StorageError, WriteConflictError
@@ -153,3 +154,77 @@ def test_postgres_remind_runs_a_deadlock_victim_again_writing_it_once(
     assert [listed.id for listed in memory.intentions()] == [intention.id]
     assert count(postgres_url, "SELECT count(*) FROM intentions") == 1
     assert count(postgres_url, "SELECT count(*) FROM memories") == 1
+
+
+def test_postgres_import_jsonl_runs_a_deadlock_victim_batch_again_counting_it_once(
+    memory: MemoryService, postgres_url: str
+) -> None:
+    lines = [
+        '{"type": "entity", "name": "Zora", "entityType": "person", "observations": ["Sails"]}',
+        '{"type": "entity", "name": "Abel", "entityType": "person", "observations": ["Rows"]}',
+        '{"type": "relation", "from": "Zora", "to": "Abel", "relationType": "knows"}',
+    ]
+    seen = refuse(postgres_url, "INSERT", "graph_entities")
+    report = memory.knowledge.import_jsonl(lines)
+    assert (report.entities, report.observations, report.relations, report.unchanged) == (
+        2,
+        2,
+        1,
+        0,
+    )
+    assert report.errors == []
+    assert seen() == 3  # the victim's first row, then both again
+    assert count(postgres_url, "SELECT count(*) FROM graph_entities") == 2
+    assert count(postgres_url, "SELECT count(*) FROM memories") == 2
+    assert count(postgres_url, "SELECT count(*) FROM graph_relations") == 1
+
+
+def test_postgres_import_jsonl_runs_a_deadlock_victim_relation_batch_again(
+    memory: MemoryService, postgres_url: str
+) -> None:
+    memory.knowledge.create_entities(
+        [{"name": "Zora", "entityType": "person"}, {"name": "Abel", "entityType": "person"}]
+    )
+    seen = refuse(postgres_url, "INSERT", "graph_relations", code="40001")
+    report = memory.knowledge.import_jsonl(
+        ['{"type": "relation", "from": "Zora", "to": "Abel", "relationType": "knows"}']
+    )
+    assert (report.relations, report.unchanged, report.errors) == (1, 0, [])
+    assert seen() == 2
+    assert count(postgres_url, "SELECT count(*) FROM graph_relations") == 1
+
+
+def test_postgres_core_memory_edit_runs_a_deadlock_victim_again(
+    memory: MemoryService, postgres_url: str
+) -> None:
+    memory.core.apply("memory", [{"action": "add", "content": "Prefers tea"}])
+    seen = refuse(postgres_url, "UPDATE", "core_memory")
+    result = memory.core.apply("memory", [{"action": "add", "content": "Walks at dawn"}])
+    assert result.applied
+    assert result.entries == ["Prefers tea", "Walks at dawn"]
+    assert seen() == 2
+
+
+def test_postgres_a_store_retry_out_of_time_says_it_conflicted_naming_the_setting(
+    postgres_url: str,
+) -> None:
+    settings = Settings(
+        db=postgres_url,
+        embedder="none",
+        graph_extractor="none",
+        postgres_pool_min=0,
+        lock_retry_seconds=0.2,
+    )
+    with MemoryService.open(settings) as service:
+        service.core.apply("memory", [{"action": "add", "content": "Prefers tea"}])
+        seen = refuse(postgres_url, "UPDATE", "core_memory", limit=1_000_000, code="40001")
+        with pytest.raises(WriteConflictError) as raised:
+            service.core.apply("memory", [{"action": "add", "content": "Walks at dawn"}])
+        tried = seen()
+        # The store ran it again for the setting's time; the service did not run that again.
+        message = str(raised.value)
+        assert "conflicting with other transactions" in message
+        assert "RECALLD_LOCK_RETRY_SECONDS = 0.2" in message
+        assert busy_message(raised.value) == CONFLICT_MESSAGE
+        assert service.core.state("memory").entries == ["Prefers tea"]
+    assert tried >= 2

@@ -150,3 +150,44 @@ def test_add_observations_holds_no_later_entity_while_it_waits_for_an_earlier_on
     # Each entity's own, after what the memory naming it says.
     assert entities["Bob"][:2] == ["Bakes bread", "Sings"]
     assert entities["Alice"][:1] == ["Rows a boat"]
+
+
+def test_import_jsonl_holds_no_later_entity_while_it_waits_for_an_earlier_one(
+    known_from_memories: MemoryService, postgres_url: str
+) -> None:
+    service = known_from_memories
+    lines = [
+        '{"type": "entity", "name": "Bob", "entityType": "person", "observations": ["Bakes"]}',
+        '{"type": "entity", "name": "Alice", "entityType": "person", "observations": ["Rows"]}',
+    ]
+    with psycopg.connect(postgres_url) as extraction:
+        extraction.execute(f"{ENTITY_ROW} FOR UPDATE", ("alice",))
+        importing = Running(lambda: service.knowledge.import_jsonl(lines))
+        assert finished_or_blocked(importing, postgres_url) == "blocked"
+        # Before: Bob's row was declared (held) while the import waited for Alice's
+        # (adversarial pass c69).
+        assert not held_elsewhere(postgres_url, ENTITY_ROW, ("bob",))
+        extraction.rollback()
+        report = importing.outcome()
+    # Known from a memory only, each becomes declared: created, as create_entities counts it.
+    assert (report.entities, report.observations, report.errors) == (2, 2, [])
+    entities = {
+        entity.name: entity.observations for entity in service.knowledge.read_graph().entities
+    }
+    assert "Bakes" in entities["Bob"]
+    assert "Rows" in entities["Alice"]
+
+
+def test_import_jsonl_relations_hold_no_later_entity_while_waiting_for_an_earlier_one(
+    known_from_memories: MemoryService, postgres_url: str
+) -> None:
+    service = known_from_memories
+    lines = ['{"type": "relation", "from": "Bob", "to": "Alice", "relationType": "trusts"}']
+    with psycopg.connect(postgres_url) as extraction:
+        extraction.execute(f"{ENTITY_ROW} FOR UPDATE", ("alice",))
+        importing = Running(lambda: service.knowledge.import_jsonl(lines))
+        assert finished_or_blocked(importing, postgres_url) == "blocked"
+        assert not held_elsewhere(postgres_url, ENTITY_ROW, ("bob",))
+        extraction.rollback()
+        report = importing.outcome()
+    assert (report.relations, report.errors) == (1, [])

@@ -116,6 +116,7 @@ from recalld.errors import (
     RecalldError,
     StorageError,
     ValidationError,
+    WriteConflictError,
 )
 from recalld.service import MemoryService
 from recalld.tokens import Caller, TokenRegistry
@@ -224,6 +225,12 @@ LOCKED_CAUSE = (
     "the database stayed locked by another connection's write past"
     " RECALLD_LOCK_RETRY_SECONDS: nothing of that line's chunk was written; retry shortly"
 )
+# PostgreSQL's deadlock or serialization failure, still there after the import ran its
+# chunk again: told as the conflict it is, not as a lock (review of pass c69).
+CONFLICT_CAUSE = (
+    "the write conflicted with other clients' writes at the same moment (a deadlock or"
+    " serialization failure): nothing of that line's chunk was written; send it again"
+)
 # A disk is freed by someone, not by waiting: a client told when to come back need not
 # poll (SQLite or PostgreSQL alike).
 DISK_FULL_HEADERS = {"Retry-After": "60"}
@@ -260,7 +267,13 @@ def _recalld_error(request: Request, error: Exception) -> JSONResponse:
     if isinstance(error, DatabaseBusyError):
         logger.error("database busy: %s", error)
         # SQLite's write lock says so; neither says where the database is (the log's).
-        cause = LOCKED_CAUSE if isinstance(error, DatabaseLockedError) else BUSY_CAUSE
+        cause = (
+            LOCKED_CAUSE
+            if isinstance(error, DatabaseLockedError)
+            else CONFLICT_CAUSE
+            if isinstance(error, WriteConflictError)
+            else BUSY_CAUSE
+        )
         message = stopped_import_told(error, cause) or busy_message(error)
         return _error(503, "database_busy", message, headers=UNAVAILABLE_HEADERS)
     if isinstance(error, DiskFullError):

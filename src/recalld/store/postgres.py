@@ -100,6 +100,39 @@ RANK_SCALE = 20.0
 MIGRATION_LOCK = 0x72_65_63_61_6C_6C_64  # "recalld": one migrator at a time
 
 
+def _took_migration_lock(connection: Connection) -> bool:
+    """Whether the migration lock was free (and is now this transaction's)."""
+    row = connection.execute("SELECT pg_try_advisory_xact_lock(%s)", (MIGRATION_LOCK,)).fetchone()
+    return bool(row and row[0])
+
+
+def _waiting_message(connection: Connection, display: str) -> str:
+    """What a process about to wait for another one's migration says: it waited without a
+    word for as long as that one migrated (minutes, on a large table), its port closed
+    (adversarial pass c69). Names the backend holding the lock, for pg_stat_activity."""
+    holder = connection.execute(
+        "SELECT a.pid, a.client_addr, a.application_name,"
+        " extract(epoch FROM now() - a.xact_start)::int"
+        " FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid"
+        " WHERE l.locktype = 'advisory' AND l.granted AND l.database = ("
+        "SELECT oid FROM pg_database WHERE datname = current_database())"
+        " AND ((l.classid::bigint << 32) | l.objid::bigint) = %s LIMIT 1",
+        (MIGRATION_LOCK,),
+    ).fetchone()
+    who = (
+        "its holder is not visible to this role"
+        if holder is None
+        else f"PostgreSQL backend {holder[0]}"
+        + (f" from {holder[1]}" if holder[1] else "")
+        + (f" ({holder[2]})" if holder[2] else "")
+        + (f", its transaction open {holder[3]} s" if holder[3] is not None else "")
+    )
+    return (
+        f"{display}: another process is migrating this database ({who}); waiting for it"
+        " to finish before opening it (a large table may take minutes)"
+    )
+
+
 class PostgresStore(PostgresTokens):
     """Memories in one PostgreSQL database, shared by any number of recalld processes."""
 
@@ -177,6 +210,7 @@ class PostgresStore(PostgresTokens):
         pending = len(set(range(1, known + 1)) - applied)
         progress = {"done": 0}
         version = 0
+        waited: list[bool] = []
         for number, migration in enumerate(MIGRATIONS, start=1):
 
             def step(
@@ -192,6 +226,9 @@ class PostgresStore(PostgresTokens):
                     " WHERE name IN ('statement_timeout', 'transaction_timeout')"
                     " OR (name = 'lock_timeout' AND source <> 'client')"
                 )
+                if not waited and not _took_migration_lock(connection):
+                    waited.append(True)  # said once for this open, not once per migration
+                    logger.warning(_waiting_message(connection, self._database.display))
                 connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
                 if not applied:  # else it is there: DDL needs CREATE, a DML-only role's open not
                     connection.execute(

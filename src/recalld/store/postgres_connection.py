@@ -58,6 +58,7 @@ from recalld.errors import (
     DatabaseReadOnlyError,
     DatabaseUnavailableError,
     DiskFullError,
+    LastingConflictError,
     StatementTimeoutError,
     StorageError,
     ValidationError,
@@ -75,6 +76,7 @@ __all__ = [
     "Connection",
     "PostgresDatabase",
     "check_server",
+    "lock_saying_so",
     "parse_url",
     "rows_waiting_briefly",
 ]
@@ -89,6 +91,9 @@ MINIMUM_SERVER_VERSION = 140000
 # pgvector 0.8.0: halfvec with HNSW (0.7.0) and iterative index scans, so filtered
 # nearest-neighbour queries still return k rows.
 MINIMUM_VECTOR_VERSION = (0, 8, 0)
+# How often the server looks, while a statement runs, whether its client is still there
+# (client_connection_check_interval; PostgreSQL 14, on Linux): a poll of the socket.
+CLIENT_CHECK_MILLISECONDS = 2_000
 RETRYABLE = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
 # transaction_timeout (PostgreSQL 17) and idle_in_transaction_session_timeout ending the
 # session: class 25, not operational, yet answered as a statement_timeout is (503
@@ -203,6 +208,7 @@ class PostgresDatabase:
         self.url = url
         self._ef_search = int(ef_search)
         self.display = redact_url(url)
+        self._client_check_refused = False  # said once (_check_for_the_client)
         self._opener = OpeningProcess(self.display)
         self.retry_seconds = retry_seconds
         # Each pooled connection's (lock bound, timeout, whose timeout), in seconds, when
@@ -337,6 +343,13 @@ class PostgresDatabase:
             # queued behind the other dead ones and died before its turn: every request
             # then waited out the connect timeout (503) for good.
             connection.execute("SET idle_session_timeout = 0")
+            # A process killed in a long statement (a migration rebuilding a column, a
+            # backfill of every memory's job) left the server running it to its end,
+            # holding its locks, with no one to answer: the process started again in its
+            # place waited minutes for it without a word. The server now looks for the
+            # client every few seconds while a statement runs and rolls it back once it
+            # is gone (adversarial pass c69). One the URL or the database sets is kept.
+            self._check_for_the_client(connection)
             # A lock another client holds (LOCK TABLE in psql, a long transaction on a
             # row) is waited for at most lock_retry_seconds (RECALLD_LOCK_RETRY_SECONDS,
             # as on SQLite), then the request fails saying so: without a bound it waited
@@ -354,6 +367,32 @@ class PostgresDatabase:
                 (str(lock_timeout_milliseconds(self.retry_seconds)),),
             )
             self._below_statement_timeout(connection)
+
+    def _check_for_the_client(self, connection: Connection) -> None:
+        """Set ``client_connection_check_interval`` (see :meth:`_configure`) unless the
+        URL (``options``, ``PGOPTIONS``: source "client"), the database or the role sets
+        it, 0 included: one set to 0 there on purpose was replaced (review of pass c69).
+        A server that refuses it (one built without the kernel events it needs, e.g. on
+        Windows) is logged once, and recalld runs without it: every connection failed to
+        open before, the whole database unusable for a safeguard (review of pass c69)."""
+        try:
+            connection.execute(
+                "SELECT set_config(name, %s, false) FROM pg_settings"
+                " WHERE name = 'client_connection_check_interval' AND setting = '0'"
+                " AND source NOT IN ('client', 'database', 'user', 'database user')",
+                (str(CLIENT_CHECK_MILLISECONDS),),
+            )
+        except psycopg.errors.InvalidParameterValue as error:
+            if not self._client_check_refused:
+                self._client_check_refused = True
+                logger.warning(
+                    "%s refuses client_connection_check_interval = %d ms (%s): a recalld"
+                    " process killed in a long statement leaves it running, with its locks,"
+                    " until the server next writes to its socket",
+                    self.display,
+                    CLIENT_CHECK_MILLISECONDS,
+                    self._primary(error),
+                )
 
     def _below_statement_timeout(self, connection: Connection) -> None:
         """Keep the lock bound under a shorter ``statement_timeout`` (or PostgreSQL 17's
@@ -577,9 +616,12 @@ class PostgresDatabase:
         with self._pooled(retryable=False) as connection:
             yield connection
 
-    def _again(self, attempt: Callable[[], T]) -> T:
+    def _again(self, attempt: Callable[[], T], *, writes: bool = False) -> T:
         """Run ``attempt`` until no serialization failure or deadlock (which rolled it
-        back) stops it, for up to ``retry_seconds``."""
+        back) stops it, for up to ``retry_seconds``; one still there then is a
+        :class:`LastingConflictError` for work that ``writes`` (another client's write
+        it conflicted with), a :class:`DatabaseBusyError` for a read (a hot standby's
+        recovery cancelling it)."""
         deadline = time.monotonic() + self.retry_seconds
         delay = 0.01
         while True:
@@ -590,7 +632,8 @@ class PostgresDatabase:
                     # Rolled back each time: "database_busy" (503, to send again), as a
                     # conflict that cannot be run again and SQLite's lock held past the
                     # same setting are, not a 500 (review of pass b67).
-                    raise DatabaseBusyError(
+                    lasting = LastingConflictError if writes else DatabaseBusyError
+                    raise lasting(
                         f"{self.display}: the work kept conflicting with other"
                         f" transactions for {self.retry_seconds:g} s"
                         f" (RECALLD_LOCK_RETRY_SECONDS = {self.retry_seconds:g},"
@@ -618,7 +661,7 @@ class PostgresDatabase:
             with self._pooled(retryable=True) as connection, connection.transaction():
                 return operation(connection)
 
-        return self._again(attempt)
+        return self._again(attempt, writes=True)
 
     @contextmanager
     def transaction(self) -> Iterator[Connection]:
@@ -642,6 +685,20 @@ class PostgresDatabase:
             return
         self._pool.close()
         self._watchdog.close()
+
+
+def lock_saying_so(connection: Connection, key: str, waiting: str) -> None:
+    """Take the transaction-scoped advisory lock on ``key`` (``hashtextextended``); when
+    another transaction holds it, log ``waiting`` first, then wait. recalld's long waits
+    (another worker's backfill of every memory, another's HNSW build) were silent: a
+    worker started beside one doing that looked hung for minutes (adversarial pass c69)."""
+    row = connection.execute(
+        "SELECT pg_try_advisory_xact_lock(hashtextextended(%s, 0))", (key,)
+    ).fetchone()
+    if row is not None and row[0]:
+        return
+    logger.warning("%s", waiting)
+    connection.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (key,))
 
 
 def rows_waiting_briefly(

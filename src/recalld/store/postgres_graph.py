@@ -32,7 +32,12 @@ from recalld.store.graph import (
     list_in_chunks,
     search_in_chunks,
 )
-from recalld.store.postgres_connection import UNBOUNDED_LOCK_WAIT, Connection, PostgresDatabase
+from recalld.store.postgres_connection import (
+    UNBOUNDED_LOCK_WAIT,
+    Connection,
+    PostgresDatabase,
+    lock_saying_so,
+)
 from recalld.store.postgres_graph_extraction import apply_extractions
 from recalld.store.postgres_job_rows import release_leased
 from recalld.store.postgres_rows import local_instant
@@ -315,9 +320,11 @@ class PostgresGraph:
     def backfill_jobs(self, model: str, now: datetime, *, retry_failed: bool = False) -> int:
         def step(connection: Connection) -> int:
             connection.execute(UNBOUNDED_LOCK_WAIT)  # another worker's backfill
-            connection.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                (f"backfill:graph:{model}",),
+            lock_saying_so(
+                connection,
+                f"backfill:graph:{model}",
+                f"{self._database.display}: another worker is queueing the memories {model}"
+                " has not extracted; waiting for it to finish (minutes on a large table)",
             )
             connection.execute(
                 "DELETE FROM jobs WHERE kind = 'graph' AND model <> %s"

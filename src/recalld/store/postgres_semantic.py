@@ -38,6 +38,7 @@ from recalld.store.postgres_connection import (
     UNBOUNDED_LOCK_WAIT,
     Connection,
     PostgresDatabase,
+    lock_saying_so,
     rows_waiting_briefly,
 )
 from recalld.store.postgres_job_rows import release_leased
@@ -296,8 +297,11 @@ class PostgresSemantic:
 
         def step(connection: Connection) -> None:
             connection.execute(UNBOUNDED_LOCK_WAIT)  # another worker's build: minutes
-            connection.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"index:{name}",)
+            lock_saying_so(
+                connection,
+                f"index:{name}",
+                f"{self._database.display}: another process is building the vector index"
+                f" {name}; waiting for it to finish (a large table may take minutes)",
             )
             connection.execute(
                 sql.SQL(
@@ -425,9 +429,11 @@ class PostgresSemantic:
         def step(connection: Connection) -> int:
             # Workers starting together: one backfills, the others then find nothing missing.
             connection.execute(UNBOUNDED_LOCK_WAIT)
-            connection.execute(
-                "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-                (f"backfill:embed:{model}",),
+            lock_saying_so(
+                connection,
+                f"backfill:embed:{model}",
+                f"{self._database.display}: another worker is queueing the memories {model}"
+                " has no vector for; waiting for it to finish (minutes on a large table)",
             )
             connection.execute(
                 "DELETE FROM jobs WHERE kind = 'embed' AND model <> %s"
