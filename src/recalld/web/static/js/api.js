@@ -93,7 +93,8 @@ export function createApi(session, onUnauthorized) {
   function headers(extra = {}) {
     const result = { Accept: "application/json", ...extra };
     if (session.token) result.Authorization = `Bearer ${session.token}`;
-    if (session.namespace) result[NAMESPACE_HEADER] = session.namespace;
+    const namespace = session.namespaceHeader();
+    if (namespace) result[NAMESPACE_HEADER] = namespace;
     return result;
   }
 

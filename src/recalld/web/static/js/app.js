@@ -58,6 +58,23 @@ function renderNavigation() {
     }, page.title)));
 }
 
+/**
+ * A namespace of the switcher. One the browser cannot name in its header (a CLI or MCP
+ * client made "Ωmega") is listed, greyed out and saying why, rather than offered: chosen,
+ * every request failed as if the server had not answered.
+ */
+function namespaceOption(entry) {
+  const reachable = session.reachable(entry.namespace);
+  const label = !reachable
+    ? `${entry.namespace} (not reachable from a browser: use the CLI or MCP)`
+    : entry.write ? entry.namespace : `${entry.namespace} (read-only)`;
+  return h("option", {
+    value: entry.namespace,
+    selected: entry.namespace === session.namespace,
+    disabled: !reachable,
+  }, label);
+}
+
 function renderSessionBar() {
   const namespaces = session.namespaces();
   const select = h("select", {
@@ -73,10 +90,7 @@ function renderSessionBar() {
       const { id } = currentRoute();
       navigate(id === "memory" ? "browse" : id);
     },
-  }, namespaces.map((entry) => h("option", {
-    value: entry.namespace,
-    selected: entry.namespace === session.namespace,
-  }, entry.write ? entry.namespace : `${entry.namespace} (read-only)`)));
+  }, namespaces.map((entry) => namespaceOption(entry)));
   replace(sessionBar,
     h("label", { class: "namespace-label" }, "namespace ", select),
     session.canWrite() ? null : h("span", { class: "badge read-only", id: "read-only" }, "read-only"),
