@@ -10,6 +10,7 @@ carries Latin-1 only). Each test works in a namespace of its own.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,11 +24,15 @@ from tests.web.browser_support import (
     Browsed,
     api_client,
     browsed_server,
+    count_is,
     create_token,
+    drawn,
     element,
     open_page,
     remember,
     text_appears,
+    unique_namespace,
+    wait_for,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -80,3 +85,66 @@ def test_browser_a_namespace_no_header_can_name_is_reached_as_the_token_default(
     text_appears(driver, "#browse-list", "only a Greek namespace holds")
     switcher = Select(element(driver, "#namespace"))
     assert switcher.first_selected_option.get_attribute("value") == namespace
+
+
+# Holds back the answer of GET /v1/export until the test lets it go (``window.__release()``).
+HOLD_BACK_THE_EXPORT = """
+const original = window.fetch;
+window.fetch = async function (...parameters) {
+  const response = await original.apply(this, parameters);
+  if (String(parameters[0]).startsWith("/v1/export")) {
+    await new Promise((resolve) => { window.__release = resolve; });
+  }
+  return response;
+};
+"""
+
+
+def test_browser_export_is_named_after_the_namespace_it_was_asked_of(browsed: Browsed) -> None:
+    # A large export still on its way when the user switched namespace was saved under
+    # the name of the namespace switched to, holding the first one's memories.
+    asked = unique_namespace("exported")
+    other = unique_namespace("switched-to")
+    for namespace in (asked, other):
+        with browsed.api(namespace) as client:
+            remember(client, content=f"a memory of {namespace}")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "transfer", asked)
+    driver.execute_script(HOLD_BACK_THE_EXPORT)
+    element(driver, "#export-download").click()
+    wait_for(driver, lambda current: current.execute_script("return !!window.__release"), "export")
+    Select(element(driver, "#namespace")).select_by_value(other)
+    drawn(driver, "transfer")
+    driver.execute_script("window.__release()")
+
+    def saved(_driver: object) -> list[Path] | None:
+        files = [
+            path for path in browsed.downloads.iterdir() if asked in path.name or other in path.name
+        ]
+        return files if files and not any(path.suffix == ".crdownload" for path in files) else None
+
+    files = wait_for(driver, saved, "the export saved")
+    assert len(files) == 1
+    assert files[0].name.startswith(f"recalld-{asked}-")
+    lines = [json.loads(line) for line in files[0].read_text().splitlines()]
+    assert {line["namespace"] for line in lines} == {asked}
+
+
+def test_browser_import_lists_the_first_refusals_and_counts_the_rest(
+    browsed: Browsed, tmp_path: Path
+) -> None:
+    # Every refusal of a file of junk lines was a line of the page: a million froze the tab.
+    namespace = unique_namespace("junk-import")
+    with browsed.api(namespace) as client:
+        remember(client, content="already here before the import")
+    upload = tmp_path / "junk.jsonl"
+    upload.write_text("".join(f"not json {number}\n" for number in range(150)))
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "transfer", namespace)
+    element(driver, "#import-file").send_keys(str(upload))
+    element(driver, "#import-upload").click()
+    assert "150 refused" in text_appears(driver, "#import-notice", "Imported").text
+    count_is(driver, "#import-report li", 100)
+    assert "line 1:" in driver.find_element(By.CSS_SELECTOR, "#import-report li").text
+    unlisted = element(driver, "#import-errors-unlisted").text
+    assert unlisted == "The first 100 refusals are listed; 50 more are not."
