@@ -130,6 +130,45 @@ def test_browser_export_is_named_after_the_namespace_it_was_asked_of(browsed: Br
     assert {line["namespace"] for line in lines} == {asked}
 
 
+# Counts the PATCH requests the page sends (``window.__patches``).
+COUNT_PATCHES = """
+window.__patches = 0;
+const original = window.fetch;
+window.fetch = function (...parameters) {
+  if ((parameters[1] || {}).method === "PATCH") window.__patches += 1;
+  return original.apply(this, parameters);
+};
+window.__alerts = [];
+new MutationObserver(() => {
+  const said = document.getElementById("alerts").textContent;
+  if (said) window.__alerts.push(said);
+}).observe(
+  document.getElementById("alerts"), { childList: true, subtree: true, characterData: true },
+);
+"""
+
+
+def test_browser_edit_saved_twice_is_sent_once_and_said_saved(browsed: Browsed) -> None:
+    # The second save of a double click went with the same If-Match and was refused as a
+    # change made elsewhere: a screen reader was told "Not saved" after the edit was saved.
+    namespace = unique_namespace("save-twice")
+    with browsed.api(namespace) as client:
+        memory_id = remember(client, content="saved once, clicked twice")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory_id}", namespace)
+    driver.execute_script(COUNT_PATCHES)
+    element(driver, "#memory-edit").click()
+    element(driver, "#edit-title").send_keys("a title")
+    driver.execute_script(
+        "const form = arguments[0]; form.requestSubmit(); form.requestSubmit();",
+        element(driver, "#memory-editor"),
+    )
+    text_appears(driver, "#memory-notice", "Saved (title)")
+    text_appears(driver, "#announcements", "Saved (title)")
+    assert driver.execute_script("return window.__patches") == 1
+    assert driver.execute_script("return window.__alerts") == []
+
+
 def test_browser_import_lists_the_first_refusals_and_counts_the_rest(
     browsed: Browsed, tmp_path: Path
 ) -> None:

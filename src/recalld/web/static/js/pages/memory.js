@@ -4,8 +4,8 @@
 
 import { confirmAction } from "../dialog.js";
 import {
-  definitions, excerpt, fixed, h, localTime, replace, sourceLink, status, tokenRefused,
-  viewerTime,
+  definitions, excerpt, fixed, h, localTime, replace, setBusy, sourceLink, status,
+  tokenRefused, viewerTime,
 } from "../dom.js";
 import { parseJson } from "../api.js";
 import { formatDistance, distanceMetres, placeMap } from "../map.js";
@@ -337,7 +337,11 @@ export async function render(root, context, id) {
     const inputs = editorInputs(memory);
     const shown = shownValues(inputs);
     const problem = h("p", { hidden: true, id: "edit-problem" });
+    // One save at a time: a second (a double click, Enter twice) went with the same
+    // If-Match, was refused as a change made elsewhere, and said so over the first's "Saved".
+    let saving = false;
     const save = async () => {
+      if (saving) return;
       let patch;
       markInvalid(inputs, null);
       try {
@@ -352,6 +356,9 @@ export async function render(root, context, id) {
         status(notice, "Nothing changed.");
         return;
       }
+      const saveButton = body.querySelector("#edit-save");
+      saving = true;
+      if (saveButton) setBusy(saveButton, true);
       try {
         const saved = await api.patchVersioned(memoryPath(memory.id), patch, version);
         version = saved.version;
@@ -376,6 +383,9 @@ export async function render(root, context, id) {
         }
         status(problem, error.describe ? error.describe() : error.message, "error");
         markInvalid(inputs, error.field);
+      } finally {
+        saving = false;
+        if (saveButton) setBusy(saveButton, false);
       }
     };
     status(notice, "");
