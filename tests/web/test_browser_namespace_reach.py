@@ -1,7 +1,8 @@
-"""The memory browser against what its namespace, a double click or a large import did to
-it: a namespace no HTTP header can name, an export outrun by a switch of namespace, a save
-clicked twice, an import refused line by line. Headless Chromium against a real
-`recalld serve` (keyword-only); adversarial pass b69.
+"""The memory browser against what its namespace, a double click, a large import or a late
+answer did to it: a namespace no HTTP header can name, an export outrun by a switch of
+namespace, a save clicked twice, an import refused line by line, the late answer of a
+graph depth or an intention state changed since. Headless Chromium against a real
+`recalld serve` (keyword-only, the rule-based graph extractor); adversarial pass b69.
 
 One server with an admin token (``*:read+write``) and a token for two namespaces, one of
 them named in Greek (the CLI, MCP and the library take any letters; a browser's header
@@ -16,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from selenium.webdriver import Chrome
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select
 
@@ -28,6 +30,7 @@ from tests.web.browser_support import (
     create_token,
     drawn,
     element,
+    ok,
     open_page,
     remember,
     text_appears,
@@ -187,3 +190,90 @@ def test_browser_import_lists_the_first_refusals_and_counts_the_rest(
     assert "line 1:" in driver.find_element(By.CSS_SELECTOR, "#import-report li").text
     unlisted = element(driver, "#import-errors-unlisted").text
     assert unlisted == "The first 100 refusals are listed; 50 more are not."
+
+
+# Holds back the first request whose address holds ``arguments[0]`` until the test lets it
+# go (``window.__releaseLate()``); ``window.__late``: "waiting", then "answered" once the
+# page has had the answer.
+HOLD_BACK_ONE_REQUEST = """
+window.__late = null;
+const held = arguments[0];
+const original = window.fetch;
+window.fetch = async function (...parameters) {
+  if (!String(parameters[0]).includes(held) || window.__late !== null) {
+    return original.apply(this, parameters);
+  }
+  window.__late = "waiting";
+  await new Promise((resolve) => { window.__releaseLate = resolve; });
+  const response = await original.apply(this, parameters);
+  setTimeout(() => { window.__late = "answered"; }, 300);
+  return response;
+};
+"""
+
+
+def _release_late(driver: Chrome) -> None:
+    """Let the request held back go, and wait until the page has had its answer."""
+    driver.execute_script("window.__releaseLate()")
+    wait_for(
+        driver,
+        lambda current: current.execute_script("return window.__late") == "answered",
+        "the late answer",
+    )
+
+
+def test_browser_graph_drops_the_late_drawing_of_a_depth_changed_since(browsed: Browsed) -> None:
+    # 3 hops (slow), then 1: the 3-hop answer, arriving last, was drawn under "1 hop".
+    namespace = unique_namespace("graph-depth")
+    with browsed.api(namespace) as client:
+        memory_id = remember(client, content="Kate: my sister Anna moved to Porto.")
+        wait_for(
+            browsed.driver,
+            lambda _driver: ok(client.get("/v1/graph/mentions", params={"memory": memory_id}))[
+                "entities"
+            ],
+            "the entities extracted",
+        )
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "graph/Anna", namespace)
+    element(driver, "#graph-view")
+    driver.execute_script(HOLD_BACK_ONE_REQUEST, "depth=3")
+    depth = Select(element(driver, "#graph-depth"))
+    depth.select_by_value("3")
+    wait_for(driver, lambda current: current.execute_script("return window.__late"), "3 hops")
+    driver.execute_script("document.getElementById('graph-view').dataset.stale = 'yes'")
+    depth.select_by_value("1")
+    wait_for(
+        driver,
+        lambda current: current.execute_script(
+            "const view = document.getElementById('graph-view');return view && !view.dataset.stale;"
+        ),
+        "1 hop drawn",
+    )
+    driver.execute_script("document.getElementById('graph-view').dataset.depth = '1'")
+    _release_late(driver)
+    assert driver.execute_script("return document.getElementById('graph-view').dataset.depth") == (
+        "1"
+    )
+
+
+def test_browser_intentions_drop_the_late_list_of_a_state_left_since(browsed: Browsed) -> None:
+    # "all" (slow), then "active": the late "all" list was shown under "active".
+    namespace = unique_namespace("intentions-state")
+    with browsed.api(namespace) as client:
+        created = ok(
+            client.post("/v1/intentions", json={"action": "call the plumber", "tags": ["house"]})
+        )
+        ok(client.delete(f"/v1/intentions/{created['id']}"))
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "intentions", namespace)
+    text_appears(driver, "#intentions-notice", "No active intentions")
+    driver.execute_script(HOLD_BACK_ONE_REQUEST, "state=all")
+    state = Select(element(driver, "#intention-state"))
+    state.select_by_value("all")
+    wait_for(driver, lambda current: current.execute_script("return window.__late"), "all")
+    state.select_by_value("done")
+    text_appears(driver, "#intentions-notice", "No done intentions")
+    _release_late(driver)
+    assert element(driver, "#intentions-notice").text == "No done intentions."
+    assert not driver.find_elements(By.CSS_SELECTOR, "#intention-list .card")
