@@ -277,3 +277,20 @@ def test_browser_intentions_drop_the_late_list_of_a_state_left_since(browsed: Br
     _release_late(driver)
     assert element(driver, "#intentions-notice").text == "No done intentions."
     assert not driver.find_elements(By.CSS_SELECTOR, "#intention-list .card")
+
+
+def test_browser_a_flood_of_combining_marks_stays_off_the_navigation(browsed: Browsed) -> None:
+    # 499 combining marks on one letter (a title the API takes) drew up over the top bar:
+    # the navigation, the namespace menu and Sign out.
+    namespace = unique_namespace("marks")
+    marks = "".join(chr(0x0301 + number % 10) for number in range(499))
+    with browsed.api(namespace) as client:
+        flooded = remember(client, content="a flooded title", title=f"Z{marks}")
+        plain = remember(client, content="a plain title", title="Z")
+    driver = browsed.driver
+    bars = []
+    for memory_id in (plain, flooded):
+        open_page(driver, browsed.base_url, browsed.admin, f"memory/{memory_id}", namespace)
+        drawn(driver, "memory")
+        bars.append(element(driver, ".topbar").screenshot_as_png)
+    assert bars[0] == bars[1]
