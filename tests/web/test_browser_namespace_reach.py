@@ -294,3 +294,31 @@ def test_browser_a_flood_of_combining_marks_stays_off_the_navigation(browsed: Br
         drawn(driver, "memory")
         bars.append(element(driver, ".topbar").screenshot_as_png)
     assert bars[0] == bars[1]
+
+
+# Where the page's own words after the name in ``arguments[0]`` (a message holding one
+# isolated name) begin, and where the name ends.
+WORDS_AFTER_THE_NAME = """
+const notice = document.querySelector(arguments[0]);
+const name = notice.querySelector("bdi");
+const range = document.createRange();
+range.selectNodeContents(name.nextSibling);
+return [name.getBoundingClientRect().right, range.getBoundingClientRect().left,
+        name.nextSibling.textContent];
+"""
+
+
+def test_browser_a_bidi_override_in_the_address_stays_inside_its_memory_id(
+    browsed: Browsed,
+) -> None:
+    # A link anyone can write (#/memory/%E2%80%AE…) put a right-to-left override into the
+    # page's "No memory … in namespace …" sentence, mirroring the page's own words.
+    namespace = unique_namespace("bidi-address")
+    with browsed.api(namespace) as client:
+        remember(client, content="A memory, so the browser offers the namespace")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "memory/%E2%80%AEtoken expired", namespace)
+    text_appears(driver, "#memory-notice", "namespace")
+    name_right, words_left, words = driver.execute_script(WORDS_AFTER_THE_NAME, "#memory-notice")
+    assert words == f" in namespace {namespace}."
+    assert words_left >= name_right - 1
