@@ -322,3 +322,37 @@ def test_browser_a_bidi_override_in_the_address_stays_inside_its_memory_id(
     name_right, words_left, words = driver.execute_script(WORDS_AFTER_THE_NAME, "#memory-notice")
     assert words == f" in namespace {namespace}."
     assert words_left >= name_right - 1
+
+
+def test_browser_an_upload_cancelled_before_it_is_sent_imports_nothing(
+    browsed: Browsed, tmp_path: Path
+) -> None:
+    # A large file chosen by mistake could not be stopped: the page waited for it all.
+    namespace = unique_namespace("cancelled-import")
+    with browsed.api(namespace) as client:
+        remember(client, content="already here before the import")
+    upload = tmp_path / "large.jsonl"
+    line = json.dumps({"content": "an imported memory " + "x" * 900})
+    upload.write_text("\n".join(line.replace("memory", f"memory {n}") for n in range(2000)))
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "transfer", namespace)
+    element(driver, "#import-file").send_keys(str(upload))
+    driver.set_network_conditions(
+        offline=False, latency=5, download_throughput=-1, upload_throughput=64 * 1024
+    )
+    try:
+        element(driver, "#import-upload").click()
+        element(driver, "#import-cancel").click()
+        notice = text_appears(driver, "#import-notice", "cancelled").text
+    finally:
+        driver.set_network_conditions(
+            offline=False, latency=0, download_throughput=-1, upload_throughput=-1
+        )
+    assert notice == "cancelled before the whole file was sent: nothing was imported"
+    assert not element(driver, "#import-upload").get_attribute("disabled")
+    assert not driver.find_element(By.ID, "import-cancel").is_displayed()
+    with browsed.api(namespace) as client:
+        assert ok(client.get("/v1/memories"))["memories"][0]["content"] == (
+            "already here before the import"
+        )
+        assert len(ok(client.get("/v1/memories"))["memories"]) == 1

@@ -2,6 +2,7 @@
 // reads) with a progress bar, and download the namespace's export. Both go through
 // the API with the bearer header; the download is fetched, then saved from a blob.
 
+import { UploadCancelled } from "../api.js";
 import { h, replace, setBusy, status, userText } from "../dom.js";
 
 const NDJSON = "application/x-ndjson";
@@ -91,6 +92,18 @@ export async function render(root, { api, session, canWrite }) {
   const notice = h("p", { hidden: true, id: "import-notice" });
   const report = h("div", { id: "import-report" });
   const upload = h("button", { type: "submit", id: "import-upload" }, "Upload");
+  // Shown while the file is on its way: the server imports only once it has it all, so
+  // stopping before then imports nothing. Once sent, the import runs: no cancel is offered.
+  const cancel = h("button", { type: "button", id: "import-cancel", hidden: true }, "Cancel upload");
+  let uploading = null;
+  cancel.addEventListener("click", () => uploading?.abort());
+  // Hidden, the button would drop a keyboard user's focus to the page's start: it goes
+  // to the file chooser, from where one picks again.
+  const hideCancel = () => {
+    const focused = document.activeElement === cancel;
+    cancel.hidden = true;
+    if (focused) file.focus();
+  };
   const form = h("form", {
     class: "card",
     onsubmit: async (event) => {
@@ -107,8 +120,16 @@ export async function render(root, { api, session, canWrite }) {
       status(notice, ["Uploading ", userText(chosen.name), "…"]);
       try {
         const path = `/v1/import?name=${encodeURIComponent(uploadName(chosen.name))}`;
+        uploading = new AbortController();
+        cancel.hidden = false;
         const result = await api.upload(path, chosen, NDJSON, (fraction) => {
           progress.value = fraction;
+        }, {
+          signal: uploading.signal,
+          onSent: () => {
+            hideCancel();
+            status(notice, ["Sent ", userText(chosen.name), ": the server is importing it…"]);
+          },
         });
         status(notice, `Imported (${result.format}) into ${namespace}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged, ${result.skipped} skipped, ${result.errors.length} refused.`, result.errors.length ? "warn" : "success");
         const where = (problem) => [problem.item != null ? `item ${problem.item}` : null, problem.line != null ? `line ${problem.line}` : null].filter(Boolean).join(", ");
@@ -121,8 +142,12 @@ export async function render(root, { api, session, canWrite }) {
             unlisted ? h("p", { class: "hint", id: "import-errors-unlisted" }, `The first ${listed.length} refusals are listed; ${unlisted} more are not.`) : null]
           : null);
       } catch (error) {
-        status(notice, error.describe ? error.describe() : error.message, "error");
+        const cancelled = error instanceof UploadCancelled;
+        if (cancelled) progress.hidden = true;
+        status(notice, error.describe ? error.describe() : error.message, cancelled ? "warn" : "error");
       } finally {
+        uploading = null;
+        hideCancel();
         setBusy(upload, false);
       }
     },
@@ -130,6 +155,6 @@ export async function render(root, { api, session, canWrite }) {
   h("h2", {}, "Import"),
   h("p", { class: "hint" }, "A recalld export (JSON lines), or another tool's: the MCP memory server's memory.jsonl, a mem0 export, Hermes' MEMORY.md or USER.md, ChatGPT's or Claude's conversations.json (told apart by content). Importing again changes nothing; a bad line or item is reported by number and the rest still imports."),
   h("label", { class: "field", for: "import-file" }, "file to import"),
-  file, upload, progress, notice, report);
+  file, upload, cancel, progress, notice, report);
   root.append(form);
 }
