@@ -356,3 +356,22 @@ def test_browser_an_upload_cancelled_before_it_is_sent_imports_nothing(
             "already here before the import"
         )
         assert len(ok(client.get("/v1/memories"))["memories"]) == 1
+
+
+def test_browser_sign_out_leaves_nothing_of_the_last_user_to_the_next(browsed: Browsed) -> None:
+    # The last question and its answer on "Why not?" (and Search's query, asked again)
+    # were shown to whoever signed in next in the same tab.
+    with browsed.api(LATIN) as client:
+        memory_id = remember(client, content="the surprise party is on Friday")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"explain/{memory_id}", LATIN)
+    element(driver, "#explain-query").send_keys("surprise party")
+    element(driver, "#explain-submit").click()
+    element(driver, "#explain-result")
+    element(driver, "#sign-out").click()
+    assert text_appears(driver, "#login-notice", "Signed out.").text == "Signed out."
+    element(driver, "#token").send_keys(browsed.token)
+    element(driver, "#sign-in").click()
+    drawn(driver, "explain")
+    assert element(driver, "#explain-query").get_attribute("value") == ""
+    assert not driver.find_elements(By.ID, "explain-result")

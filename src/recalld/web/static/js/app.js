@@ -11,11 +11,13 @@ import { Session } from "./session.js";
 
 const DEFAULT_PAGE = "search";
 const session = new Session();
+// This page was loaded by Sign out: the sign-in form says so.
+const signedOut = session.takeSignedOut();
 const api = createApi(session, () => {
   const hadToken = Boolean(session.token);
   session.clear();
   if (hadToken) showLogin("That token is not accepted (wrong or revoked).", "error");
-  else showLogin("", "info");
+  else showLogin(signedOut ? "Signed out." : "", "info");
 });
 let apiPaths = new Set();
 let leavePage = null;
@@ -100,8 +102,11 @@ function renderSessionBar() {
         class: "link-button",
         id: "sign-out",
         onclick: () => {
-          session.clear();
-          showLogin("Signed out.", "info");
+          // The page is loaded afresh: what the pages keep while one moves between them
+          // (the last search, question and its answer, graph query) went to whoever
+          // signed in next in this tab; Search even asked the server again as them.
+          session.signOut();
+          window.location.reload();
         },
       }, "Sign out")
       : null);

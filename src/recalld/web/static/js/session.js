@@ -4,6 +4,8 @@
 
 const TOKEN_KEY = "recalld.token";
 const NAMESPACE_KEY = "recalld.namespace";
+// Set by Sign out for the page it reloads, which then says so.
+const SIGNED_OUT_KEY = "recalld.signed-out";
 // What an HTTP header can carry: a token (rcd_<id>_<secret>) is visible ASCII only.
 const SENDABLE = /^[\x21-\x7e]*$/;
 // A character that shows as itself in a message: a letter, digit, punctuation or symbol.
@@ -61,6 +63,20 @@ export class Session {
   clear() {
     this.setToken("");
     this.info = null;
+  }
+
+  /** Sign out: forget the token and the namespace, and note it for the page reloaded next. */
+  signOut() {
+    this.clear();
+    this.storage.removeItem(NAMESPACE_KEY);
+    this.storage.setItem(SIGNED_OUT_KEY, "1");
+  }
+
+  /** Whether this page was loaded by Sign out (said once). */
+  takeSignedOut() {
+    const signedOut = this.storage.getItem(SIGNED_OUT_KEY) === "1";
+    this.storage.removeItem(SIGNED_OUT_KEY);
+    return signedOut;
   }
 
   /** Take the answer of GET /v1/session and pick a namespace it may read (and reach). */
