@@ -1,8 +1,10 @@
-"""The memory browser against what its namespace, a double click, a large import or a late
-answer did to it: a namespace no HTTP header can name, an export outrun by a switch of
-namespace, a save clicked twice, an import refused line by line, the late answer of a
-graph depth or an intention state changed since. Headless Chromium against a real
-`recalld serve` (keyword-only, the rule-based graph extractor); adversarial pass b69.
+"""The memory browser against what its namespace, a double click, a large import, a late
+answer, untrusted text or the next user in the tab did to it: a namespace no HTTP header
+can name, an export outrun by a switch of namespace, a save clicked twice, an import
+refused line by line or cancelled, the late answer of a graph depth or an intention state
+changed since, combining marks over the navigation, a bidi override in the address, and
+what Sign out left behind. Headless Chromium against a real `recalld serve` (keyword-only,
+the rule-based graph extractor); adversarial pass b69.
 
 One server with an admin token (``*:read+write``) and a token for two namespaces, one of
 them named in Greek (the CLI, MCP and the library take any letters; a browser's header
