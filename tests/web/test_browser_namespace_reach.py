@@ -377,3 +377,26 @@ def test_browser_sign_out_leaves_nothing_of_the_last_user_to_the_next(browsed: B
     drawn(driver, "explain")
     assert element(driver, "#explain-query").get_attribute("value") == ""
     assert not driver.find_elements(By.ID, "explain-result")
+
+
+def test_browser_a_long_namespace_keeps_the_top_bar_inside_320_pixels(browsed: Browsed) -> None:
+    # A mem0-style namespace sized the menu past a phone's screen: the page scrolled
+    # sideways and Sign out was off it.
+    db = browsed.server.db
+    assert isinstance(db, Path)
+    namespace = f"user:alice.{uuid.uuid4().hex[:6]}@example.com/agent:assistant-production"
+    token = create_token(db, "long namespace", {namespace: "read+write", LATIN: "read"})
+    driver = browsed.driver
+    driver.set_window_size(320, 700)
+    try:
+        open_page(driver, browsed.base_url, token, "search", namespace)
+        drawn(driver, "search")
+        widths = driver.execute_script(
+            "const root = document.documentElement; return [root.scrollWidth, root.clientWidth,"
+            " document.getElementById('sign-out').getBoundingClientRect().right]"
+        )
+    finally:
+        driver.set_window_size(1280, 900)
+    scrolled, shown, sign_out_right = widths
+    assert scrolled <= shown
+    assert sign_out_right <= shown
