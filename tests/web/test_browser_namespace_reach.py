@@ -400,3 +400,23 @@ def test_browser_a_long_namespace_keeps_the_top_bar_inside_320_pixels(browsed: B
     scrolled, shown, sign_out_right = widths
     assert scrolled <= shown
     assert sign_out_right <= shown
+
+
+def test_browser_why_not_asks_again_when_one_comes_back_to_it(browsed: Browsed) -> None:
+    # The last answer was shown as it was: a memory forgotten since was still "Returned".
+    namespace = unique_namespace("why-again")
+    with browsed.api(namespace) as client:
+        memory_id = remember(client, content="the spare key is under the blue flowerpot")
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, f"explain/{memory_id}", namespace)
+    element(driver, "#explain-query").send_keys("spare key")
+    element(driver, "#explain-submit").click()
+    assert element(driver, "#explain-stage").text == "Returned"
+    with browsed.api(namespace) as client:
+        ok(client.delete(f"/v1/memories/{memory_id}"))
+    driver.get(f"{browsed.base_url}/#/search")
+    drawn(driver, "search")
+    driver.get(f"{browsed.base_url}/#/explain")
+    notice = text_appears(driver, "#explain-notice", memory_id).text
+    assert "is not visible" in notice
+    assert not driver.find_elements(By.ID, "explain-result")
