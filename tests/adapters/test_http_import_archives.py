@@ -51,3 +51,19 @@ def test_http_import_of_utf32_or_unmarked_utf16_is_refused_naming_it(
         assert response.json()["error"]["field"] == "file"
         assert response.json()["error"]["message"].startswith(cause)
     assert client.get("/v1/memories").json()["memories"] == []
+
+
+def test_http_import_lists_the_first_1000_refusals_and_counts_all(
+    client: httpx.Client,
+) -> None:
+    # Review of pass b69: every refused line was listed in the answer, so 2 MB of junk
+    # lines drew an 85 MB answer; it lists the first 1000 and counts the rest.
+    body = b"not json\n" * 1500 + b'{"content": "kept"}\n'
+    response = client.post("/v1/import?format=recalld", content=body)
+    assert response.status_code == 200, response.text
+    report = response.json()
+    assert report["created"] == 1
+    assert report["errors_total"] == 1500
+    assert len(report["errors"]) == 1000
+    assert report["errors"][0]["line"] == 1
+    assert report["errors"][-1]["line"] == 1000

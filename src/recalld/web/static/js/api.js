@@ -40,6 +40,18 @@ export class NetworkError extends ApiError {
   }
 }
 
+/** An upload stopped by the user before the whole file was sent: the server got none of it. */
+export class UploadCancelled extends ApiError {
+  constructor() {
+    super(0, {
+      error: {
+        type: "cancelled",
+        message: "cancelled before the whole file was sent: nothing was imported",
+      },
+    });
+  }
+}
+
 /** ``fetch``, its network failure turned into a :class:`NetworkError`. */
 async function reach(path, init, changes) {
   try {
@@ -93,7 +105,8 @@ export function createApi(session, onUnauthorized) {
   function headers(extra = {}) {
     const result = { Accept: "application/json", ...extra };
     if (session.token) result.Authorization = `Bearer ${session.token}`;
-    if (session.namespace) result[NAMESPACE_HEADER] = session.namespace;
+    const namespace = session.namespaceHeader();
+    if (namespace) result[NAMESPACE_HEADER] = namespace;
     return result;
   }
 
@@ -161,11 +174,21 @@ export function createApi(session, onUnauthorized) {
     },
     /**
      * POST a file with upload progress (fetch cannot report it): resolves with the
-     * JSON answer; ``onProgress`` gets the fraction sent.
+     * JSON answer; ``onProgress`` gets the fraction sent. ``signal`` (an AbortSignal)
+     * stops the upload, rejecting with an :class:`UploadCancelled`; ``onSent`` runs once
+     * the whole file is sent (from then on the server is at work and stopping the upload
+     * would only lose its answer).
      */
-    upload(path, file, contentType, onProgress) {
+    upload(path, file, contentType, onProgress, { signal, onSent } = {}) {
       return new Promise((resolve, reject) => {
+        if (signal?.aborted) {
+          reject(new UploadCancelled());
+          return;
+        }
         const transfer = new XMLHttpRequest();
+        signal?.addEventListener("abort", () => transfer.abort(), { once: true });
+        transfer.upload.addEventListener("load", () => onSent?.());
+        transfer.addEventListener("abort", () => reject(new UploadCancelled()));
         transfer.open("POST", path);
         transfer.withCredentials = false;
         for (const [name, value] of Object.entries(headers({ "Content-Type": contentType }))) {

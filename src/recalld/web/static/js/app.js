@@ -11,11 +11,13 @@ import { Session } from "./session.js";
 
 const DEFAULT_PAGE = "search";
 const session = new Session();
+// This page was loaded by Sign out: the sign-in form says so.
+const signedOut = session.takeSignedOut();
 const api = createApi(session, () => {
   const hadToken = Boolean(session.token);
   session.clear();
   if (hadToken) showLogin("That token is not accepted (wrong or revoked).", "error");
-  else showLogin("", "info");
+  else showLogin(signedOut ? "Signed out." : "", "info");
 });
 let apiPaths = new Set();
 let leavePage = null;
@@ -58,6 +60,23 @@ function renderNavigation() {
     }, page.title)));
 }
 
+/**
+ * A namespace of the switcher. One the browser cannot name in its header (a CLI or MCP
+ * client made "Ωmega") is listed, greyed out and saying why, rather than offered: chosen,
+ * every request failed as if the server had not answered.
+ */
+function namespaceOption(entry) {
+  const reachable = session.reachable(entry.namespace);
+  const label = !reachable
+    ? `${entry.namespace} (not reachable from a browser: use the CLI or MCP)`
+    : entry.write ? entry.namespace : `${entry.namespace} (read-only)`;
+  return h("option", {
+    value: entry.namespace,
+    selected: entry.namespace === session.namespace,
+    disabled: !reachable,
+  }, label);
+}
+
 function renderSessionBar() {
   const namespaces = session.namespaces();
   const select = h("select", {
@@ -73,10 +92,7 @@ function renderSessionBar() {
       const { id } = currentRoute();
       navigate(id === "memory" ? "browse" : id);
     },
-  }, namespaces.map((entry) => h("option", {
-    value: entry.namespace,
-    selected: entry.namespace === session.namespace,
-  }, entry.write ? entry.namespace : `${entry.namespace} (read-only)`)));
+  }, namespaces.map((entry) => namespaceOption(entry)));
   replace(sessionBar,
     h("label", { class: "namespace-label" }, "namespace ", select),
     session.canWrite() ? null : h("span", { class: "badge read-only", id: "read-only" }, "read-only"),
@@ -86,8 +102,11 @@ function renderSessionBar() {
         class: "link-button",
         id: "sign-out",
         onclick: () => {
-          session.clear();
-          showLogin("Signed out.", "info");
+          // The page is loaded afresh: what the pages keep while one moves between them
+          // (the last search, question and its answer, graph query) went to whoever
+          // signed in next in this tab; Search even asked the server again as them.
+          session.signOut();
+          window.location.reload();
         },
       }, "Sign out")
       : null);

@@ -4,10 +4,21 @@
 
 const TOKEN_KEY = "recalld.token";
 const NAMESPACE_KEY = "recalld.namespace";
+// Set by Sign out for the page it reloads, which then says so.
+const SIGNED_OUT_KEY = "recalld.signed-out";
 // What an HTTP header can carry: a token (rcd_<id>_<secret>) is visible ASCII only.
 const SENDABLE = /^[\x21-\x7e]*$/;
 // A character that shows as itself in a message: a letter, digit, punctuation or symbol.
 const SHOWN = /^[\p{L}\p{N}\p{P}\p{S}]$/u;
+// What the namespace header can carry from a browser (fetch takes ISO-8859-1 only): the
+// CLI, MCP and the library take a namespace of any letters ("проект", "Ωmega"), but a
+// header naming one fails in the browser itself, before anything is sent.
+const HEADER_TEXT = /^[\x20-\x7e\xa0-\xff]*$/;
+
+/** Whether ``namespace`` can be named in the X-Recalld-Namespace header from a browser. */
+export function sendableNamespace(namespace) {
+  return HEADER_TEXT.test(namespace);
+}
 
 /**
  * Why ``token`` cannot be sent as a bearer header (null if it can): a character pasted
@@ -32,6 +43,12 @@ export class Session {
     // One that cannot be sent is forgotten, so the sign-in form asks for another.
     if (tokenProblem(this.token)) this.setToken("");
     this.namespace = storage.getItem(NAMESPACE_KEY) || "";
+    // One that cannot be named in a header (kept by an older page) made even the first
+    // request, GET /v1/session, fail: the tab was locked out until it was closed.
+    if (!sendableNamespace(this.namespace)) {
+      this.namespace = "";
+      storage.removeItem(NAMESPACE_KEY);
+    }
     this.info = null;
   }
 
@@ -48,10 +65,25 @@ export class Session {
     this.info = null;
   }
 
-  /** Take the answer of GET /v1/session and pick a namespace it may read. */
+  /** Sign out: forget the token and the namespace, and note it for the page reloaded next. */
+  signOut() {
+    this.clear();
+    this.storage.removeItem(NAMESPACE_KEY);
+    this.storage.setItem(SIGNED_OUT_KEY, "1");
+  }
+
+  /** Whether this page was loaded by Sign out (said once). */
+  takeSignedOut() {
+    const signedOut = this.storage.getItem(SIGNED_OUT_KEY) === "1";
+    this.storage.removeItem(SIGNED_OUT_KEY);
+    return signedOut;
+  }
+
+  /** Take the answer of GET /v1/session and pick a namespace it may read (and reach). */
   accept(info) {
     this.info = info;
-    const readable = info.namespaces.map((entry) => entry.namespace);
+    const readable = info.namespaces.map((entry) => entry.namespace)
+      .filter((namespace) => this.reachable(namespace));
     if (!readable.includes(this.namespace)) {
       this.namespace = readable.includes(info.default_namespace)
         ? info.default_namespace
@@ -60,8 +92,9 @@ export class Session {
     this.rememberNamespace();
   }
 
-  /** Switch to ``namespace`` (one the token may read). */
+  /** Switch to ``namespace`` (one the token may read, and the browser reach). */
   selectNamespace(namespace) {
+    if (!this.reachable(namespace)) return;
     if (!this.namespaces().some((entry) => entry.namespace === namespace)) return;
     this.namespace = namespace;
     this.rememberNamespace();
@@ -69,6 +102,24 @@ export class Session {
 
   rememberNamespace() {
     if (this.namespace) this.storage.setItem(NAMESPACE_KEY, this.namespace);
+  }
+
+  /**
+   * Whether the browser can work in ``namespace``: one its header can name, or the
+   * server's default for this token (asked for by naming none).
+   */
+  reachable(namespace) {
+    return sendableNamespace(namespace)
+      || Boolean(this.info && namespace === this.info.default_namespace);
+  }
+
+  /** The X-Recalld-Namespace header's value for the current namespace (null: send none). */
+  namespaceHeader() {
+    if (!this.namespace) return null;
+    if (sendableNamespace(this.namespace)) return this.namespace;
+    if (this.reachable(this.namespace)) return null; // the default: the server picks it
+    throw new Error(`namespace “${this.namespace}” cannot be named from a browser (an HTTP`
+      + " header carries Latin-1 letters only): use the CLI or an MCP client for it");
   }
 
   /** The namespaces the token may read: [{namespace, write}]. */

@@ -16,7 +16,7 @@ const STAGES = {
   excluded: "Excluded by a filter",
 };
 
-// What the user last asked, so coming back to the page shows it again.
+// What the user last asked (never its answer), so coming back to the page asks it again.
 let previous = null;
 
 function field(label, input) {
@@ -121,7 +121,7 @@ export async function render(root, { api, navigate, session, mayFocus }, memoryI
     try {
       const explanation = await api.read("/v1/explain", body);
       if (ticket !== generation) return;
-      previous = { namespace: session.namespace, values, explanation };
+      previous = { namespace: session.namespace, values };
       show(explanation);
     } catch (error) {
       if (ticket !== generation) return;
@@ -155,8 +155,10 @@ export async function render(root, { api, navigate, session, mayFocus }, memoryI
   const sameMemory = previous && previous.namespace === session.namespace
     && (!memoryId || previous.values.id === memoryId);
   if (sameMemory) {
+    // Asked again, not shown as it was: the memory may have been edited or forgotten since
+    // (a forgotten one was still said to be "Returned"), as Search does.
     for (const [name, value] of Object.entries(previous.values)) inputs[name].value = value;
-    show(previous.explanation);
+    run();
   } else if (memoryId) {
     inputs.id.value = memoryId;
   }

@@ -218,9 +218,14 @@ async function showEntity(detail, { api, navigate, session }, name) {
   const drawingSlot = h("div", { class: "graph-drawing", id: "graph-drawing" });
   const caption = h("figcaption", { id: "graph-caption" });
 
+  // Each drawing's number: the answer for a depth the user has changed since (3 hops,
+  // slow, then 1) is dropped, never drawn under the menu saying another depth.
+  let drawing = 0;
   async function drawNeighbourhood() {
+    const ticket = ++drawing;
     try {
       const around = await api.get("/v1/graph/neighbourhood", { entity: entity.name, depth: depth.value });
+      if (ticket !== drawing) return;
       const { nodes, links } = network(around);
       replace(drawingSlot, networkDrawing(nodes, links, (picked) => navigate("graph", picked),
         `the neighbourhood of ${entity.name}`));
@@ -232,6 +237,7 @@ async function showEntity(detail, { api, navigate, session }, name) {
         cut ? " (the neighbourhood was cut to fit)" : "",
         nodes.length === 1 ? " — no relation or shared memory yet" : "");
     } catch (error) {
+      if (ticket !== drawing) return;
       replace(drawingSlot, h("p", { class: "notice error" }, error.describe ? error.describe() : error.message));
     }
   }

@@ -94,10 +94,16 @@ export async function render(root, { api, navigate, canWrite }) {
     }
   }
 
+  // Each listing's number: the answer for a state the menu has left since (a slow "all",
+  // then "active") is dropped, never listed under the other state's name.
+  let listing = 0;
   async function load() {
-    shownState = state.value;
+    const ticket = ++listing;
+    const asked = state.value;
+    shownState = asked;
     try {
-      const { intentions } = await api.get("/v1/intentions", { state: state.value });
+      const { intentions } = await api.get("/v1/intentions", { state: asked });
+      if (ticket !== listing) return;
       replace(list, intentions.map((intention) => intentionCard(intention, {
         memoryLink: memoryLink(intention),
         controls: canWrite && intention.state === "active"
@@ -110,9 +116,10 @@ export async function render(root, { api, navigate, canWrite }) {
           : [],
       })));
       status(notice, intentions.length
-        ? `${intentions.length} intention${intentions.length === 1 ? "" : "s"} ${state.value === "all" ? "in all" : state.value}`
-        : `No ${state.value === "all" ? "" : `${state.value} `}intentions.`);
+        ? `${intentions.length} intention${intentions.length === 1 ? "" : "s"} ${asked === "all" ? "in all" : asked}`
+        : `No ${asked === "all" ? "" : `${asked} `}intentions.`);
     } catch (error) {
+      if (ticket !== listing) return;
       status(notice, error.describe ? error.describe() : error.message, "error");
     }
   }

@@ -4,8 +4,8 @@
 
 import { confirmAction } from "../dialog.js";
 import {
-  definitions, excerpt, fixed, h, localTime, replace, sourceLink, status, tokenRefused,
-  viewerTime,
+  definitions, excerpt, fixed, h, localTime, replace, setBusy, sourceLink, status,
+  tokenRefused, userText, viewerTime,
 } from "../dom.js";
 import { parseJson } from "../api.js";
 import { formatDistance, distanceMetres, placeMap } from "../map.js";
@@ -256,7 +256,7 @@ export async function render(root, context, id) {
   if (DOT_SEGMENTS.has(id)) {
     // The browser resolves /v1/memories/. to the listing (and .. to /v1/): no memory can
     // have such an id, and the answer must never be taken for one.
-    status(notice, `No memory can have the id “${id}”: a URL resolves it away.`, "error");
+    status(notice, ["No memory can have the id ", userText(id, { quote: true }), ": a URL resolves it away."], "error");
     return;
   }
   let memory;
@@ -268,12 +268,16 @@ export async function render(root, context, id) {
   } catch (error) {
     // A failure that is not the API's answer (the network, a TypeError) has no describe().
     const problem = error.describe ? error.describe() : error.message;
-    status(notice, error.status === 404 ? `No memory ${id} in namespace ${context.session.namespace}.` : problem, "error");
+    // The id comes from the address, which anyone can write a link to: isolated, so a
+    // right-to-left override in it cannot mirror the page's own words around it.
+    status(notice, error.status === 404
+      ? ["No memory ", userText(id), ` in namespace ${context.session.namespace}.`]
+      : problem, "error");
     return;
   }
   if (!isMemory(memory, id)) {
     // Not the memory asked for (another resource answered): show nothing, offer no action.
-    status(notice, `The server's answer for ${id} is not that memory.`, "error");
+    status(notice, ["The server's answer for ", userText(id), " is not that memory."], "error");
     return;
   }
 
@@ -337,7 +341,11 @@ export async function render(root, context, id) {
     const inputs = editorInputs(memory);
     const shown = shownValues(inputs);
     const problem = h("p", { hidden: true, id: "edit-problem" });
+    // One save at a time: a second (a double click, Enter twice) went with the same
+    // If-Match, was refused as a change made elsewhere, and said so over the first's "Saved".
+    let saving = false;
     const save = async () => {
+      if (saving) return;
       let patch;
       markInvalid(inputs, null);
       try {
@@ -352,6 +360,9 @@ export async function render(root, context, id) {
         status(notice, "Nothing changed.");
         return;
       }
+      const saveButton = body.querySelector("#edit-save");
+      saving = true;
+      if (saveButton) setBusy(saveButton, true);
       try {
         const saved = await api.patchVersioned(memoryPath(memory.id), patch, version);
         version = saved.version;
@@ -376,6 +387,9 @@ export async function render(root, context, id) {
         }
         status(problem, error.describe ? error.describe() : error.message, "error");
         markInvalid(inputs, error.field);
+      } finally {
+        saving = false;
+        if (saveButton) setBusy(saveButton, false);
       }
     };
     status(notice, "");

@@ -2,9 +2,12 @@
 // reads) with a progress bar, and download the namespace's export. Both go through
 // the API with the bearer header; the download is fetched, then saved from a blob.
 
+import { UploadCancelled } from "../api.js";
 import { h, replace, setBusy, status, userText } from "../dom.js";
 
 const NDJSON = "application/x-ndjson";
+// How many of an import's refusals are listed (each is a line of the page).
+const ERRORS_LISTED = 100;
 
 // The file's name only tells the server's format detection its kind (USER.md, MEMORY.md,
 // .jsonl), and the server refuses a name holding an invisible character (the zero-width
@@ -53,6 +56,9 @@ export async function render(root, { api, session, canWrite }) {
   const exportNotice = h("p", { hidden: true, id: "export-notice" });
   const exportButton = h("button", { type: "button", id: "export-download" }, "Download export (JSONL)");
   exportButton.addEventListener("click", async () => {
+    // The namespace the export is asked of: the file is named after it, though the user
+    // may switch to another before a large export has arrived (it was named after that one).
+    const namespace = session.namespace;
     status(exportNotice, "Preparing…");
     try {
       const response = await api.download("/v1/export");
@@ -60,7 +66,7 @@ export async function render(root, { api, session, canWrite }) {
       const { memories, others, kinds } = countRecords(await blob.text());
       const link = h("a", {
         href: URL.createObjectURL(blob),
-        download: `recalld-${session.namespace.replace(/[^A-Za-z0-9._-]/g, "_")}-${new Date().toISOString().slice(0, 10)}.jsonl`,
+        download: `recalld-${namespace.replace(/[^A-Za-z0-9._-]/g, "_")}-${new Date().toISOString().slice(0, 10)}.jsonl`,
         hidden: true,
       });
       document.body.append(link);
@@ -68,7 +74,7 @@ export async function render(root, { api, session, canWrite }) {
       link.remove();
       setTimeout(() => URL.revokeObjectURL(link.href), 60_000);
       const rest = others ? ` and ${others} other record${others === 1 ? "" : "s"} (${kinds.join(", ")})` : "";
-      status(exportNotice, `Exported ${memories} memor${memories === 1 ? "y" : "ies"}${rest} from ${session.namespace}.`, "success");
+      status(exportNotice, `Exported ${memories} memor${memories === 1 ? "y" : "ies"}${rest} from ${namespace}.`, "success");
     } catch (error) {
       status(exportNotice, error.describe ? error.describe() : error.message, "error");
     }
@@ -86,6 +92,18 @@ export async function render(root, { api, session, canWrite }) {
   const notice = h("p", { hidden: true, id: "import-notice" });
   const report = h("div", { id: "import-report" });
   const upload = h("button", { type: "submit", id: "import-upload" }, "Upload");
+  // Shown while the file is on its way: the server imports only once it has it all, so
+  // stopping before then imports nothing. Once sent, the import runs: no cancel is offered.
+  const cancel = h("button", { type: "button", id: "import-cancel", hidden: true }, "Cancel upload");
+  let uploading = null;
+  cancel.addEventListener("click", () => uploading?.abort());
+  // Hidden, the button would drop a keyboard user's focus to the page's start: it goes
+  // to the file chooser, from where one picks again.
+  const hideCancel = () => {
+    const focused = document.activeElement === cancel;
+    cancel.hidden = true;
+    if (focused) file.focus();
+  };
   const form = h("form", {
     class: "card",
     onsubmit: async (event) => {
@@ -95,23 +113,41 @@ export async function render(root, { api, session, canWrite }) {
         status(notice, "Choose a file first.", "error");
         return;
       }
+      const namespace = session.namespace; // the one the upload goes to, whatever comes next
       progress.hidden = false;
       progress.value = 0;
       setBusy(upload, true);
       status(notice, ["Uploading ", userText(chosen.name), "…"]);
       try {
         const path = `/v1/import?name=${encodeURIComponent(uploadName(chosen.name))}`;
+        uploading = new AbortController();
+        cancel.hidden = false;
         const result = await api.upload(path, chosen, NDJSON, (fraction) => {
           progress.value = fraction;
+        }, {
+          signal: uploading.signal,
+          onSent: () => {
+            hideCancel();
+            status(notice, ["Sent ", userText(chosen.name), ": the server is importing it…"]);
+          },
         });
-        status(notice, `Imported (${result.format}) into ${session.namespace}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged, ${result.skipped} skipped, ${result.errors.length} refused.`, result.errors.length ? "warn" : "success");
+        status(notice, `Imported (${result.format}) into ${namespace}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged, ${result.skipped} skipped, ${result.errors.length} refused.`, result.errors.length ? "warn" : "success");
         const where = (problem) => [problem.item != null ? `item ${problem.item}` : null, problem.line != null ? `line ${problem.line}` : null].filter(Boolean).join(", ");
+        // The first refusals only: a file of junk lines has one per line (a million of them
+        // froze the tab); the count above says how many there are in all.
+        const listed = result.errors.slice(0, ERRORS_LISTED);
+        const unlisted = result.errors.length - listed.length;
         replace(report, result.errors.length
-          ? h("ul", { class: "import-errors" }, result.errors.map((problem) => h("li", {}, `${where(problem)}: ${problem.error}`)))
+          ? [h("ul", { class: "import-errors" }, listed.map((problem) => h("li", {}, `${where(problem)}: ${problem.error}`))),
+            unlisted ? h("p", { class: "hint", id: "import-errors-unlisted" }, `The first ${listed.length} refusals are listed; ${unlisted} more are not.`) : null]
           : null);
       } catch (error) {
-        status(notice, error.describe ? error.describe() : error.message, "error");
+        const cancelled = error instanceof UploadCancelled;
+        if (cancelled) progress.hidden = true;
+        status(notice, error.describe ? error.describe() : error.message, cancelled ? "warn" : "error");
       } finally {
+        uploading = null;
+        hideCancel();
         setBusy(upload, false);
       }
     },
@@ -119,6 +155,6 @@ export async function render(root, { api, session, canWrite }) {
   h("h2", {}, "Import"),
   h("p", { class: "hint" }, "A recalld export (JSON lines), or another tool's: the MCP memory server's memory.jsonl, a mem0 export, Hermes' MEMORY.md or USER.md, ChatGPT's or Claude's conversations.json (told apart by content). Importing again changes nothing; a bad line or item is reported by number and the rest still imports."),
   h("label", { class: "field", for: "import-file" }, "file to import"),
-  file, upload, progress, notice, report);
+  file, upload, cancel, progress, notice, report);
   root.append(form);
 }
