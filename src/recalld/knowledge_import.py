@@ -61,7 +61,7 @@ def import_jsonl(
                 continue
             parsed = parse_line(line)
         except ValidationError as error:
-            report.errors.append(ImportLineError(line=number, error=str(error)))
+            report.refuse(ImportLineError(line=number, error=str(error)))
             continue
         if isinstance(parsed, KnowledgeEntity):
             entities.append((number, parsed))
@@ -101,7 +101,7 @@ def import_jsonl(
                 functools.partial(relation_batch, chunk), what="import_jsonl"
             )
         _add(report, counts)
-    report.errors.sort(key=lambda error: error.line or 0)
+    report.order_errors()
     return report
 
 
@@ -110,7 +110,7 @@ def _add(report: KnowledgeImportReport, counts: KnowledgeImportReport) -> None:
     report.observations += counts.observations
     report.relations += counts.relations
     report.unchanged += counts.unchanged
-    report.errors.extend(counts.errors)
+    report.refuse_all(counts)
 
 
 def _import_entity(
@@ -132,7 +132,7 @@ def _import_entity(
     holds = 0 if found is None else held[found.id]
     refused = entity_room_error(entity.name, holds, new)
     if refused is not None:  # this line changes nothing; the others still import
-        report.errors.append(ImportLineError(line=number, error=f"observations: {refused}"))
+        report.refuse(ImportLineError(line=number, error=f"observations: {refused}"))
         return
     record, created = tx.graph.declare_entity(namespace, entity.name, entity.entity_type, now)
     held[record.id] = holds + sum(map(len, new))
@@ -164,7 +164,7 @@ def _import_relations(
             None,
         )
         if missing is not None:
-            report.errors.append(
+            report.refuse(
                 ImportLineError(line=number, error=f"{missing[0]}: no entity named {missing[1]!r}")
             )
             continue

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recalld.model import ImportLineError
+from recalld.model_import import RefusalLog
 
 __all__ = [
     "AddedObservations",
@@ -96,11 +96,10 @@ class RemovalReport(BaseModel):
     )
 
 
-class KnowledgeImportReport(BaseModel):
+class KnowledgeImportReport(RefusalLog):
     """What an import of a reference ``memory.jsonl`` did, line by line."""
 
     entities: int = 0
     observations: int = 0
     relations: int = 0
     unchanged: int = 0
-    errors: list[ImportLineError] = Field(default_factory=list)

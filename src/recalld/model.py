@@ -37,6 +37,7 @@ from recalld._schema import (
     replaced,
 )
 from recalld._time import parse_instant
+from recalld.model_import import ImportLineError, ImportReport
 
 __all__ = [
     "ExplainStage",
@@ -637,44 +638,6 @@ class ExportRecord(BaseModel):
     # The store keeps a 64-bit integer: a larger count crashed the line's whole chunk.
     access_count: WholeNumber = Field(default=0, ge=0, le=2**63 - 1)
     last_accessed_at: ImportedInstant = None
-
-
-class ImportLineError(BaseModel):
-    """Why one line (or item) of an import was refused; nothing of it was written.
-
-    ``line`` is the line number in a file of lines (JSONL, Markdown); ``item``
-    the number of the item in a JSON document (a conversation, a memory, an
-    entry), counting from 1. One of them is always given.
-    """
-
-    line: int | None = None
-    item: int | None = None
-    error: str
-
-
-class ImportReport(BaseModel):
-    """What an import did: counts, and every refused line or item with its number.
-
-    ``created``/``updated``/``unchanged`` count records written new, replaced
-    by a newer version, or already there as they are; ``skipped`` what was left
-    out on purpose (a repeat of a stored memory, tool and system messages);
-    ``details`` breaks the counts down by what was imported (memories, core
-    entries, conversations, turns, entities, relations, observations).
-    """
-
-    format: str = "recalld"
-    created: int = 0
-    updated: int = 0
-    unchanged: int = 0
-    skipped: int = 0
-    errors: list[ImportLineError] = Field(default_factory=list)
-    details: dict[str, int] = Field(default_factory=dict)
-
-    def count(self, outcome: str, what: str, number: int = 1) -> None:
-        """Add ``number`` to the ``outcome`` counter and to ``details[what]`` (when written)."""
-        setattr(self, outcome, getattr(self, outcome) + number)
-        if outcome in ("created", "updated") and number:
-            self.details[what] = self.details.get(what, 0) + number
 
 
 class JobError(BaseModel):

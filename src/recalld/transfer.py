@@ -147,7 +147,7 @@ def restore_core_entries(
         try:
             result = core.apply(target, [{"action": "add", "content": entry}], namespace=namespace)
         except CoreMemoryFullError as full:
-            report.errors.append(
+            report.refuse(
                 ImportLineError(
                     **position(index),
                     error=f"{named}does not fit in core memory {target!r}: it would hold"
@@ -158,7 +158,7 @@ def restore_core_entries(
             continue
         except ValidationError as error:
             message = error.message if error.field.startswith("operations[") else str(error)
-            report.errors.append(ImportLineError(**position(index), error=named + message))
+            report.refuse(ImportLineError(**position(index), error=named + message))
             continue
         report.count("unchanged" if result.duplicates else "created", "core entries")
 
@@ -407,7 +407,7 @@ class Transfer:
             # The records it replaced leave the files too, and so do expired ones whose id
             # or key a created line took (deleted without anything counted as updated).
             self._scrubber.after_drop()
-        report.errors.sort(key=lambda error: (error.line or 0, error.item or 0))
+        report.order_errors()
         return report
 
     def _parse_line(
@@ -459,12 +459,12 @@ class Transfer:
         with self._store.transaction() as tx:
             for parsed in chunk:
                 if isinstance(parsed, ImportLineError):
-                    report.errors.append(parsed)
+                    report.refuse(parsed)
                     continue
                 try:
                     outcome = self._import_record(tx, parsed.value, parsed.namespace)
                 except (ValidationError, ConflictError) as error:
-                    report.errors.append(ImportLineError(line=parsed.number, error=str(error)))
+                    report.refuse(ImportLineError(line=parsed.number, error=str(error)))
                     continue
                 report.count(outcome, "memories")
                 if outcome == "skipped" and expired is not None and parsed.value.id is not None:
@@ -636,9 +636,9 @@ class Transfer:
                     else:
                         self._import_relation(line, report)
             except ValidationError as error:
-                report.errors.append(ImportLineError(line=line.number, error=str(error)))
+                report.refuse(ImportLineError(line=line.number, error=str(error)))
             if memory_line is not None:
-                report.errors.append(
+                report.refuse(
                     ImportLineError(
                         line=memory_line.number,
                         error=f"kind: not imported: its {INTENTION_LINE} line (line"
@@ -650,7 +650,7 @@ class Transfer:
                 with stopped_import([line], report, in_file_order=False):
                     self._import_chunk([line], report)  # a stored reminder's memory, updated
             else:
-                report.errors.append(
+                report.refuse(
                     ImportLineError(
                         line=line.number,
                         error="kind: a memory of kind 'intention' comes with its"

@@ -194,6 +194,24 @@ def test_browser_import_lists_the_first_refusals_and_counts_the_rest(
     assert unlisted == "The first 100 refusals are listed; 50 more are not."
 
 
+def test_browser_import_counts_the_refusals_the_server_did_not_list(
+    browsed: Browsed, tmp_path: Path
+) -> None:
+    # Integration read, stop 69: the server lists the first 1000 refusals and counts all in
+    # errors_total; the page counted the listed ones, so 1500 junk lines said "1000 refused".
+    namespace = unique_namespace("junk-import-total")
+    upload = tmp_path / "junk.jsonl"
+    upload.write_text("".join(f"not json {number}\n" for number in range(1500)))
+    driver = browsed.driver
+    open_page(driver, browsed.base_url, browsed.admin, "transfer", namespace)
+    element(driver, "#import-file").send_keys(str(upload))
+    element(driver, "#import-upload").click()
+    assert "1500 refused" in text_appears(driver, "#import-notice", "Imported").text
+    count_is(driver, "#import-report li", 100)
+    unlisted = element(driver, "#import-errors-unlisted").text
+    assert unlisted == "The first 100 refusals are listed; 1400 more are not."
+
+
 # Holds back the first request whose address holds ``arguments[0]`` until the test lets it
 # go (``window.__releaseLate()``); ``window.__late``: "waiting", then "answered" once the
 # page has had the answer.

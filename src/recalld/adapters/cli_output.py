@@ -258,10 +258,10 @@ def show_status(console: Console, status: Status) -> None:
 
 
 def show_import_report(console: Console, report: ImportReport, errors: Console) -> None:
-    """The counts of an import on stdout; every refused line or item on stderr."""
+    """The counts of an import on stdout; the refused lines or items it kept on stderr."""
     line = (
         f"{report.format}: created {report.created}, updated {report.updated},"
-        f" unchanged {report.unchanged}, skipped {report.skipped}, errors {len(report.errors)}"
+        f" unchanged {report.unchanged}, skipped {report.skipped}, errors {report.errors_total}"
     )
     console.print(escape(line), highlight=False)
     if report.details:
@@ -274,3 +274,6 @@ def show_import_report(console: Console, report: ImportReport, errors: Console) 
         if error.line is not None:
             where.append(f"line {error.line}")
         errors.print(escape(f"{', '.join(where) or 'input'}: {error.error}"), highlight=False)
+    if report.errors_total > len(report.errors):
+        left = report.errors_total - len(report.errors)
+        errors.print(f"... and {left} more refused (the first {len(report.errors)} are listed)")

@@ -418,31 +418,10 @@ def export(service: Service, namespaces: ReadNamespaces) -> StreamingResponse:
 
 ImportFormat = Literal["auto", "recalld", "mcp-memory", "mem0", "hermes", "chatgpt", "claude"]
 
-# How many refused lines the HTTP answer lists (review of pass b69): every one was listed,
-# so 2 MB of junk lines drew an 85 MB answer. The rest are counted in ``errors_total``.
-MAX_IMPORT_ERRORS_SHOWN = 1000
-
-
-class HttpImportReport(ImportReport):
-    """An import's report as HTTP answers it: ``errors`` holds the first
-    :data:`MAX_IMPORT_ERRORS_SHOWN` refusals, ``errors_total`` counts them all."""
-
-    errors_total: int = 0
-
-
-def capped_report(report: ImportReport) -> HttpImportReport:
-    """``report`` with its refusals cut to the first :data:`MAX_IMPORT_ERRORS_SHOWN`."""
-    fields = report.model_dump(exclude={"errors"})
-    return HttpImportReport(
-        **fields,
-        errors=report.errors[:MAX_IMPORT_ERRORS_SHOWN],
-        errors_total=len(report.errors),
-    )
-
 
 @v1_router.post(
     "/import",
-    response_model=HttpImportReport,
+    response_model=ImportReport,
     tags=["admin"],
     openapi_extra={
         "requestBody": {
@@ -470,7 +449,7 @@ async def import_memories(
     include_system: Annotated[
         bool, Query(description="chat exports: keep system messages")
     ] = False,
-) -> HttpImportReport:
+) -> ImportReport:
     """Import the body: a `recalld export` (JSON lines), or another tool's export
     (``format``: mcp-memory, mem0, hermes, chatgpt, claude; ``auto`` tells them apart).
 
@@ -485,7 +464,7 @@ async def import_memories(
     body = await request.body()
     if name is not None:
         check.name_text(name, "name")
-    report = await run_in_threadpool(
+    return await run_in_threadpool(
         lambda: service.import_text(
             body,
             format=format,
@@ -496,7 +475,6 @@ async def import_memories(
             include_system=include_system,
         )
     )
-    return capped_report(report)
 
 
 @v1_router.post(

@@ -350,7 +350,7 @@ def _lines(run: _Run, chosen: str, lines: Iterator[str] | Iterator[bytes]) -> Im
     ):
         if number:
             report.count("created", what, number)
-    report.errors = knowledge.errors
+    report.refuse_all(knowledge)
     return report
 
 
@@ -420,10 +420,10 @@ def _mem0(run: _Run, text: str) -> ImportReport:
                     # Named as mem0 names the field: "content: is 70000 bytes" pointed at
                     # no field of the export.
                     named = check.renamed(error, MEM0_NAMES)
-                    report.errors.append(ImportLineError(**where, error=str(named)))
+                    report.refuse(ImportLineError(**where, error=str(named)))
                     continue
                 except ConflictError as error:
-                    report.errors.append(ImportLineError(**where, error=str(error)))
+                    report.refuse(ImportLineError(**where, error=str(error)))
                     continue
                 dropped = dropped or receipt.scrub == "pending"
                 report.count("skipped" if receipt.status == "duplicate" else "created", "memories")
@@ -554,13 +554,13 @@ def _chats(run: _Run, chosen: str, text: str) -> ImportReport:
             run.tick(done, len(items))
             continue
         if isinstance(conversation, ValidationError):
-            report.errors.append(ImportLineError(item=item, error=str(conversation)))
+            report.refuse(ImportLineError(item=item, error=str(conversation)))
             continue
         conversation_id = str(conversation.conversation)
         earlier = first_item.get(conversation_id)
         if earlier is not None:
             shown = conversation_id.removeprefix(f"{chosen}:")
-            report.errors.append(
+            report.refuse(
                 ImportLineError(
                     item=item,
                     error=f"id: conversation {shown!r} repeats item {earlier}:"
@@ -568,14 +568,15 @@ def _chats(run: _Run, chosen: str, text: str) -> ImportReport:
                 )
             )
             continue
-        report.errors.extend(ImportLineError(item=item, error=str(why)) for why in chat.left_out)
+        for why in chat.left_out:
+            report.refuse(ImportLineError(item=item, error=str(why)))
         conversation = conversation.model_copy(
             update={"include_tools": run.include_tools, "include_system": run.include_system}
         )
         try:
             result = run.service.remember_conversation(conversation, namespace=run.namespace)
         except (ValidationError, ConflictError) as error:
-            report.errors.append(ImportLineError(item=item, error=str(chat.named(error))))
+            report.refuse(ImportLineError(item=item, error=str(chat.named(error))))
             continue
         first_item[conversation_id] = item
         if result.created:

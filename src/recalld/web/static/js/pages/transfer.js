@@ -131,12 +131,13 @@ export async function render(root, { api, session, canWrite }) {
             status(notice, ["Sent ", userText(chosen.name), ": the server is importing it…"]);
           },
         });
-        status(notice, `Imported (${result.format}) into ${namespace}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged, ${result.skipped} skipped, ${result.errors.length} refused.`, result.errors.length ? "warn" : "success");
+        status(notice, `Imported (${result.format}) into ${namespace}: ${result.created} created, ${result.updated} updated, ${result.unchanged} unchanged, ${result.skipped} skipped, ${result.errors_total} refused.`, result.errors_total ? "warn" : "success");
         const where = (problem) => [problem.item != null ? `item ${problem.item}` : null, problem.line != null ? `line ${problem.line}` : null].filter(Boolean).join(", ");
         // The first refusals only: a file of junk lines has one per line (a million of them
         // froze the tab); the count above says how many there are in all.
         const listed = result.errors.slice(0, ERRORS_LISTED);
-        const unlisted = result.errors.length - listed.length;
+        // The server keeps the first 1000 and counts all in errors_total (integration read, stop 69).
+        const unlisted = result.errors_total - listed.length;
         replace(report, result.errors.length
           ? [h("ul", { class: "import-errors" }, listed.map((problem) => h("li", {}, `${where(problem)}: ${problem.error}`))),
             unlisted ? h("p", { class: "hint", id: "import-errors-unlisted" }, `The first ${listed.length} refusals are listed; ${unlisted} more are not.`) : null]
