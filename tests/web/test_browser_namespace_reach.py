@@ -392,6 +392,10 @@ def test_browser_sign_out_leaves_nothing_of_the_last_user_to_the_next(browsed: B
     assert text_appears(driver, "#login-notice", "Signed out.").text == "Signed out."
     element(driver, "#token").send_keys(browsed.token)
     element(driver, "#sign-in").click()
+    drawn(driver, "search")  # the first page, not the last user's (the id was in the address)
+    assert memory_id not in driver.current_url
+    assert memory_id not in driver.page_source
+    driver.execute_script("window.location.hash = '#/explain'")
     drawn(driver, "explain")
     assert element(driver, "#explain-query").get_attribute("value") == ""
     assert not driver.find_elements(By.ID, "explain-result")

@@ -105,7 +105,10 @@ function renderSessionBar() {
           // The page is loaded afresh: what the pages keep while one moves between them
           // (the last search, question and its answer, graph query) went to whoever
           // signed in next in this tab; Search even asked the server again as them.
+          // Without the address's #/page/argument too: a memory id or an entity name the
+          // last user opened was the next user's first page.
           session.signOut();
+          window.history.replaceState(null, "", window.location.pathname + window.location.search);
           window.location.reload();
         },
       }, "Sign out")
