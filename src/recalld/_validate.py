@@ -69,6 +69,13 @@ VISIBLE = re.compile(f"[^{ECMA_SPACE_CLASS}\\x00]")
 NOT_SPACE = re.compile(f"[^{ECMA_SPACE_CLASS}]")
 
 
+def is_blank(text: str) -> bool:
+    """Whether ``text`` holds nothing but ECMAScript's spaces (a BOM among them; U+0085 and
+    U+001C-U+001F not, as the published ``\\S`` pattern has it): a blank query to search,
+    recall and explain."""
+    return NOT_SPACE.search(text) is None
+
+
 def parse_model(model: type[ModelT], data: Any, *, prefix: str = "") -> ModelT:
     """Validate ``data`` into ``model``; the first problem becomes a :class:`ValidationError`.
 

@@ -500,6 +500,6 @@ def _searchable(query: Any) -> str:
     nothing, and answering no hits would read as "nothing stored about that" (chaoscore
     lists the newest for a blank query itself, before it searches)."""
     given = check.query(query)
-    if check.NOT_SPACE.search(given) is None:
+    if check.is_blank(given):
         raise ValidationError("query", BLANK_QUERY)
     return given

@@ -102,3 +102,18 @@ def test_blank_query_only_ecma_white_space_is_blank(service: MemoryService) -> N
     assert service.search("\x85") == []
     with pytest.raises(ValidationError):
         service.search("\u3000\ufeff")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("blank", ["\ufeff", " \ufeff\u3000", "\x1c"])
+async def test_blank_query_chaoscore_lists_the_newest_for_what_search_calls_blank(
+    tmp_path: Path, blank: str
+) -> None:
+    # Integration read, stop 69: chaoscore asked str.strip() whether a query was blank and
+    # the service asks ECMAScript's spaces, so a BOM was "not blank" to chaoscore, which then
+    # searched it and answered the service's "query is blank" instead of the newest records.
+    async with in_process(tmp_path / "c.db", "chaoscore")() as client:
+        await call(client, "chaoscore_remember", {"key": "cat", "value": "likes fish"})
+        listed = await call(client, "chaoscore_recall", {"query": blank, "response_format": "json"})
+    assert not listed.is_error, text(listed)
+    assert [record["key"] for record in json.loads(text(listed))] == ["cat"]

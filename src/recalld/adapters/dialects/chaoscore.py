@@ -46,6 +46,12 @@ ResponseFormat = Annotated[
 ]
 
 
+def _blank(query: str) -> bool:
+    """A query chaoscore answers with the newest records: blank to Python (U+001C-U+001F,
+    U+0085, as it always was) or to the service (a BOM: searching it is refused as blank)."""
+    return not query.strip() or check.is_blank(query)
+
+
 KIND = "kv"
 # chaoscore_recall's limit when not given (the seed's default).
 RECALL_LIMIT = 10
@@ -151,7 +157,7 @@ def chaoscore_recall(
     response_format: ResponseFormat = "markdown",
 ) -> CallToolResult:
     service = state_of(ctx).service
-    if key is not None and query is not None and query.strip():
+    if key is not None and query is not None and not _blank(query):
         # A key names one record exactly and the query would not narrow it: answering the
         # key's record would pass the query over in silence.
         raise ValidationError("query", BOTH_KEY_AND_QUERY)
@@ -169,7 +175,7 @@ def chaoscore_recall(
         except NotFoundError:
             memories = []
         memories = [m for m in memories if m.kind == KIND and set(tags) <= set(m.tags)]
-    elif query is not None and query.strip():
+    elif query is not None and not _blank(query):
         memories = [hit.memory for hit in service.search(query, filters=filters, limit=limit)]
     else:
         memories = service.recent(filters=filters, limit=limit).memories
