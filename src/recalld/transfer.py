@@ -37,6 +37,7 @@ of it is written, while the other lines still import (in chunks of
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -80,6 +81,7 @@ from recalld.transfer_lines import (
     kept_unstated,
     legacy_place,
     line_text,
+    rerun_chunk,
     stopped_import,
     structure_kind,
     unchanged,
@@ -454,8 +456,17 @@ class Transfer:
         report: ImportReport,
         expired: set[tuple[str, str]] | None = None,
     ) -> None:
-        """Import the memory lines of ``chunk`` in one transaction; the (namespace, id) of
-        each one skipped as expired goes into ``expired``."""
+        """Import the memory lines of ``chunk`` in one transaction (run again whole on a
+        PostgreSQL conflict, counted once); the (namespace, id) of each one skipped as
+        expired goes into ``expired``."""
+        rerun_chunk(functools.partial(self._write_chunk, chunk), report, expired)
+
+    def _write_chunk(
+        self,
+        chunk: Sequence[_Line | ImportLineError],
+        report: ImportReport,
+        expired: set[tuple[str, str]] | None,
+    ) -> None:
         with self._store.transaction() as tx:
             for parsed in chunk:
                 if isinstance(parsed, ImportLineError):

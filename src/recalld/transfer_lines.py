@@ -17,11 +17,12 @@ import copy
 import re
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
 from recalld import _validate as check
+from recalld.conflicts import rerun_on_conflict
 from recalld.errors import StorageError, ValidationError
 from recalld.model import ExportRecord, ImportReport, Memory, PlaceInput
 from recalld.store.base import MemoryRecord, stored_record
@@ -239,3 +240,32 @@ def stopped_import_told(error: BaseException, cause: str) -> str | None:
     if stopped is None:
         return None
     return f"the import stopped at line {stopped[1]}: {cause}. {stopped[2]}"
+
+
+Expired = set[tuple[str, str]]
+
+
+def rerun_chunk(
+    write: Callable[[ImportReport, Expired | None], None],
+    report: ImportReport,
+    expired: Expired | None,
+) -> None:
+    """``write(counts, expired)``, one chunk's transaction, run again whole while PostgreSQL
+    breaks it as a deadlock or serialization failure (:func:`recalld.conflicts.rerun_on_conflict`),
+    into ``report`` and ``expired`` the counts of the attempt that committed only: one
+    conflict answered the whole import 503 (integration read, stop 69)."""
+
+    def attempt() -> tuple[ImportReport, Expired | None]:
+        counts = ImportReport(format=report.format)
+        seen: Expired | None = None if expired is None else set()
+        write(counts, seen)
+        return counts, seen
+
+    counts, seen = rerun_on_conflict(attempt, what="import")
+    for outcome in ("created", "updated", "unchanged", "skipped"):
+        setattr(report, outcome, getattr(report, outcome) + getattr(counts, outcome))
+    for what, number in counts.details.items():
+        report.details[what] = report.details.get(what, 0) + number
+    report.refuse_all(counts)
+    if expired is not None and seen:
+        expired.update(seen)

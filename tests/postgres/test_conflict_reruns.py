@@ -228,3 +228,23 @@ def test_postgres_a_store_retry_out_of_time_says_it_conflicted_naming_the_settin
         assert busy_message(raised.value) == CONFLICT_MESSAGE
         assert service.core.state("memory").entries == ["Prefers tea"]
     assert tried >= 2
+
+
+def test_postgres_import_runs_a_deadlock_victim_chunk_again_counting_it_once(
+    memory: MemoryService, postgres_url: str
+) -> None:
+    # Integration read, stop 69: a recalld (JSON lines) import answered 503 on one conflict;
+    # its chunk is run again whole and counted once, the refused line listed once.
+    lines = [
+        '{"id": "01JZ0000000000000000000001", "content": "the first memory"}',
+        "not json",
+        '{"content": "the second memory"}',
+    ]
+    seen = refuse(postgres_url, "INSERT", "memories")
+    report = memory.import_lines(lines)
+    assert (report.created, report.updated, report.unchanged) == (2, 0, 0)
+    assert report.details == {"memories": 2}
+    assert [error.line for error in report.errors] == [2]
+    assert report.errors_total == 1
+    assert seen() == 3  # the victim's first row, then both again
+    assert count(postgres_url, "SELECT count(*) FROM memories") == 2
