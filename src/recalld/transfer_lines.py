@@ -262,10 +262,15 @@ def rerun_chunk(
         return counts, seen
 
     counts, seen = rerun_on_conflict(attempt, what="import")
+    add_counts(report, counts)
+    if expired is not None and seen:
+        expired.update(seen)
+
+
+def add_counts(report: ImportReport, counts: ImportReport) -> None:
+    """Add one committed chunk's ``counts`` (and refusals) to ``report``."""
     for outcome in ("created", "updated", "unchanged", "skipped"):
         setattr(report, outcome, getattr(report, outcome) + getattr(counts, outcome))
     for what, number in counts.details.items():
         report.details[what] = report.details.get(what, 0) + number
     report.refuse_all(counts)
-    if expired is not None and seen:
-        expired.update(seen)

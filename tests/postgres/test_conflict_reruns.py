@@ -5,6 +5,7 @@ other error is answered at once."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 
 import psycopg
@@ -245,6 +246,27 @@ def test_postgres_import_runs_a_deadlock_victim_chunk_again_counting_it_once(
     assert (report.created, report.updated, report.unchanged) == (2, 0, 0)
     assert report.details == {"memories": 2}
     assert [error.line for error in report.errors] == [2]
+    assert report.errors_total == 1
+    assert seen() == 3  # the victim's first row, then both again
+    assert count(postgres_url, "SELECT count(*) FROM memories") == 2
+
+
+def test_postgres_mem0_import_runs_a_deadlock_victim_chunk_again_counting_it_once(
+    memory: MemoryService, postgres_url: str
+) -> None:
+    # Integration read, stop 69: a mem0 import answered 503 on one conflict; its chunk is
+    # run again whole, ids claimed by the failed attempt are not taken for repeats.
+    export = {
+        "results": [
+            {"id": "a1", "memory": "likes green tea", "user_id": "u"},
+            {"id": "a1", "memory": "a repeat of a1", "user_id": "u"},
+            {"id": "b2", "memory": "sails on weekends", "user_id": "u"},
+        ]
+    }
+    seen = refuse(postgres_url, "INSERT", "memories")
+    report = memory.import_text(json.dumps(export).encode(), format="mem0")
+    assert (report.created, report.updated, report.unchanged) == (2, 0, 0)
+    assert [error.item for error in report.errors] == [2]
     assert report.errors_total == 1
     assert seen() == 3  # the victim's first row, then both again
     assert count(postgres_url, "SELECT count(*) FROM memories") == 2

@@ -30,15 +30,18 @@ written to a namespace (over HTTP: the token's scopes).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from recalld import _validate as check
+from recalld.conflicts import rerun_on_conflict
 from recalld.errors import ConflictError, ValidationError
 from recalld.importing.detect import FORMATS, HERMES_FILES, SAMPLE_BYTES, detect_format
 from recalld.model import ImportLineError, ImportReport, Memory, NewMemory
 from recalld.scoping import mem0_namespace
+from recalld.transfer_lines import add_counts
 
 if TYPE_CHECKING:
     from recalld.service import MemoryService
@@ -391,9 +394,12 @@ def _mem0(run: _Run, text: str) -> ImportReport:
     # every run (never idempotent), so it is refused, naming the first one's place.
     first_with_id: dict[str, str] = {}
     dropped = False  # an expired memory holding an item's id, deleted: scrubbed at the end
-    for start in range(0, len(memories), CHUNK_ITEMS):
+
+    def write_chunk(chunk: list[Any], report: ImportReport, first_with_id: dict[str, str]) -> bool:
+        """One chunk's transaction; whether it deleted an expired memory (to scrub)."""
+        deleted = False
         with service.store.transaction() as tx:
-            for memory in memories[start : start + CHUNK_ITEMS]:
+            for memory in chunk:
                 where = {"item": memory.item, "line": memory.line}
                 try:
                     draft_data, user_id, agent_id = draft_of(memory)
@@ -425,8 +431,21 @@ def _mem0(run: _Run, text: str) -> ImportReport:
                 except ConflictError as error:
                     report.refuse(ImportLineError(**where, error=str(error)))
                     continue
-                dropped = dropped or receipt.scrub == "pending"
+                deleted = deleted or receipt.scrub == "pending"
                 report.count("skipped" if receipt.status == "duplicate" else "created", "memories")
+        return deleted
+
+    for start in range(0, len(memories), CHUNK_ITEMS):
+        chunk = memories[start : start + CHUNK_ITEMS]
+        # Run again whole on a PostgreSQL conflict, counted once (integration read, stop 69):
+        # each attempt claims ids from what the chunks before it claimed.
+        counts, claimed, chunk_dropped = rerun_on_conflict(
+            functools.partial(_attempt, write_chunk, chunk, first_with_id),
+            what="import",
+        )
+        add_counts(report, counts)
+        first_with_id = claimed
+        dropped = dropped or chunk_dropped
         run.tick(min(start + CHUNK_ITEMS, len(memories)), len(memories))
     if report.updated or dropped:
         service.scrubber.after_drop()
@@ -455,6 +474,17 @@ def _claim_id(first_with_id: dict[str, str], memory_id: str, item: int, line: in
             "id", f"{mem0_id!r} repeats {first}: only the first item with an id is imported"
         )
     first_with_id[memory_id] = f"item {item}" if line is None else f"item {item} (line {line})"
+
+
+def _attempt(
+    write: Callable[[list[Any], ImportReport, dict[str, str]], bool],
+    chunk: list[Any],
+    first_with_id: dict[str, str],
+) -> tuple[ImportReport, dict[str, str], bool]:
+    """One attempt at a mem0 chunk: into a report and a copy of the claimed ids of its own."""
+    counts = ImportReport(format="mem0")
+    claimed = dict(first_with_id)
+    return counts, claimed, write(chunk, counts, claimed)
 
 
 # -- hermes ------------------------------------------------------------------
