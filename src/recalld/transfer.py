@@ -64,6 +64,7 @@ from recalld.store.base import (
     StoreTransaction,
     stored_record,
 )
+from recalld.transfer_core import restore_core_entries
 from recalld.transfer_intentions import (
     checked_intention,
     intention_line,
@@ -126,43 +127,6 @@ class _Line:
     kind: str
     namespace: str
     value: Any
-
-
-def restore_core_entries(
-    core: CoreMemory,
-    target: str,
-    entries: Sequence[str],
-    namespace: str,
-    report: ImportReport,
-    *,
-    position: Callable[[int], dict[str, int]],
-    field: str | None = None,
-) -> None:
-    """Add each entry to a core-memory target in order, one batch each, so an entry that
-    does not fit (or that the screen blocks) is refused alone with its ``position``
-    (and, given ``field``, named as ``field[index]``: one line holds many entries);
-    an entry already there is ``unchanged``."""
-    from recalld.core_memory import CoreMemoryFullError
-
-    for index, entry in enumerate(entries):
-        named = "" if field is None else f"{field}[{index}]: "
-        try:
-            result = core.apply(target, [{"action": "add", "content": entry}], namespace=namespace)
-        except CoreMemoryFullError as full:
-            report.refuse(
-                ImportLineError(
-                    **position(index),
-                    error=f"{named}does not fit in core memory {target!r}: it would hold"
-                    f" {full.would_be} chars, over its limit of {full.state.limit}"
-                    f" (now {full.state.usage})",
-                )
-            )
-            continue
-        except ValidationError as error:
-            message = error.message if error.field.startswith("operations[") else str(error)
-            report.refuse(ImportLineError(**position(index), error=named + message))
-            continue
-        report.count("unchanged" if result.duplicates else "created", "core entries")
 
 
 class Transfer:
