@@ -36,6 +36,7 @@ from recalld.model import (
 )
 from recalld.service_reads import ServiceReads
 from recalld.store.base import StoreTransaction
+from recalld.transfer_senses import checked_senses
 from recalld.versions import ABSENT, ANY_VERSION, memory_version
 from recalld.writing import INTENTION_KIND, expired
 
@@ -181,6 +182,8 @@ class ServiceCore(ServiceReads):
         scope_namespace = self._namespace(namespace)
         parsed = draft if isinstance(draft, NewMemory) else check.parse_model(NewMemory, draft)
         _not_an_intention(parsed.kind, "kind")
+        if signals or biometrics:
+            signals, biometrics = checked_senses(signals or {}, biometrics or {})
         self._maybe_purge()
 
         def write() -> tuple[Receipt, Memory]:

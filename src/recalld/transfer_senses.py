@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
 from typing import Any
 
 from recalld import _validate as check
@@ -12,10 +13,33 @@ from recalld.errors import ValidationError
 from recalld.model import ImportReport
 from recalld.store.base import Store
 
-__all__ = ["MAX_SIGNAL_BYTES", "import_senses"]
+__all__ = ["MAX_SIGNAL_BYTES", "checked_senses", "import_senses"]
 
 # A sense's derived features are small (an image's: ~2 KiB; a song's fingerprint: ~10 KiB).
 MAX_SIGNAL_BYTES = 1024 * 1024
+
+
+def checked_senses(
+    signals: Mapping[str, Any], readings: Mapping[str, Any]
+) -> tuple[dict[str, bytes], dict[str, float]]:
+    """``signals`` (channel → serialised features) and biometric ``readings`` as an import
+    checks them, for :meth:`MemoryService.put`; raises ValidationError naming the field.
+
+    What ``put`` stored unchecked (16 arbitrary bytes as an image's features) an export
+    wrote and its import refused ("16 bytes are not image features"): the export did not
+    import whole."""
+    from recalld.context.signals import check_biometrics, checked_features
+
+    features: dict[str, bytes] = {}
+    for channel, data in signals.items():
+        if channel not in ("image", "audio"):
+            raise ValidationError("signals", f"a channel is image or audio, not {channel!r}")
+        if not isinstance(data, bytes) or len(data) > MAX_SIGNAL_BYTES:
+            raise ValidationError(
+                f"signals.{channel}", f"must be bytes, at most {MAX_SIGNAL_BYTES} of them"
+            )
+        features[channel] = checked_features(channel, data, f"signals.{channel}")
+    return features, check_biometrics(dict(readings))
 
 
 def import_senses(store: Store, namespace: str, value: Any, report: ImportReport) -> None:
