@@ -15,14 +15,8 @@ from collections.abc import Sequence
 from recalld.errors import NotFoundError
 from recalld.model import ExplainStage, Explanation, Memory
 from recalld.retrieval.features import FEATURES
-from recalld.retrieval.hybrid import (
-    VECTOR_UNAVAILABLE,
-    HybridRetriever,
-    channels_of,
-    features_of,
-    tie_order,
-)
-from recalld.retrieval.pool import Mode, Pool
+from recalld.retrieval.hybrid import VECTOR_UNAVAILABLE, HybridRetriever
+from recalld.retrieval.pool import Mode, Pool, channels_of, features_of, tie_order
 from recalld.store.base import Scope
 
 __all__ = ["excluded_by", "explain"]

@@ -49,7 +49,6 @@ from __future__ import annotations
 import functools
 import glob
 import logging
-import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -59,7 +58,6 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 
 import numpy as np
-import numpy.typing as npt
 
 from recalld._text import STOPWORDS
 from recalld._time import Clock, utc_now
@@ -68,12 +66,19 @@ from recalld.embeddings.endpoint_rest import Resting
 from recalld.errors import EmbedderUnavailableError, EmbeddingError
 from recalld.model import Memory
 from recalld.retrieval.duplicates import Selection, select
-from recalld.retrieval.features import FEATURES
 from recalld.retrieval.graph_channel import GraphChannel
 from recalld.retrieval.keyword import ROW_TERMS_CACHE, RowTermsCache
 from recalld.retrieval.period_matching import StatedPeriods, asks_only_about, telling_words
 from recalld.retrieval.periods import TOLD_AFTER, Period, query_period
-from recalld.retrieval.pool import Mode, Nearest, Pool, PoolRequest, build_pool
+from recalld.retrieval.pool import (
+    Mode,
+    Nearest,
+    Pool,
+    PoolRequest,
+    build_pool,
+    channels_of,
+    tie_order,
+)
 from recalld.retrieval.rerank import Reranker
 from recalld.retrieval.temporal import time_terms
 from recalld.retrieval.vector_index import VectorIndex
@@ -123,41 +128,6 @@ class RetrievalDepths:
     duplicate_cosine: float = 0.97
     # The nearest memories of the period a query names ("last weekend"), beside the others.
     period: int = 30
-
-
-def channels_of(pool: Pool, position: int) -> dict[str, float]:
-    """The raw channel values of one pool member (``keyword``, ``text`` with a vector,
-    ``graph`` when the graph reached it, ``period`` when the query names a period: 1 when
-    the memory's ``at`` is inside it, else 0, and ``period_only`` when the query asks only
-    what happened in it: 1 when the memory is one of the period's, see
-    :attr:`~recalld.retrieval.features.Candidate.of_period`, else 0)."""
-    candidate = pool.candidates[position]
-    channels = {"keyword": round(candidate.keyword.normalised, 6)}
-    if candidate.cosine is not None:
-        channels["text"] = round(candidate.cosine, 6)
-    if candidate.graph_score > 0:
-        channels["graph"] = round(candidate.graph_score, 6)
-    if not math.isnan(candidate.in_period):
-        channels["period"] = candidate.in_period
-    if pool.period_only:
-        channels["period_only"] = float(candidate.of_period)
-    return channels
-
-
-def features_of(pool: Pool, position: int) -> dict[str, float]:
-    """Every feature value of one pool member (NaN, a missing cosine, is left out)."""
-    values = pool.features[position]
-    return {
-        name: round(float(value), 6)
-        for name, value in zip(FEATURES, values, strict=True)
-        if not np.isnan(value)
-    }
-
-
-def tie_order(pool: Pool) -> npt.NDArray[np.int64]:
-    """The seq of each pool member: what breaks ties between equal scores (the oldest,
-    the lower seq, first, as every store's keyword candidate search breaks them)."""
-    return np.fromiter((row.seq for row in pool.rows), dtype=np.int64, count=len(pool.rows))
 
 
 def _unanswered(

@@ -11,6 +11,7 @@ the threshold, collapses near-duplicates and cuts the limit.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -21,7 +22,7 @@ import numpy.typing as npt
 from recalld._time import from_storage
 from recalld.embeddings.base import Vectors
 from recalld.errors import EmbeddingError
-from recalld.retrieval.features import Candidate, QueryShape, feature_matrix
+from recalld.retrieval.features import FEATURES, Candidate, QueryShape, feature_matrix
 from recalld.retrieval.graph_channel import NEW_CANDIDATES, GraphFeatures
 from recalld.retrieval.keyword import (
     KeywordScore,
@@ -54,7 +55,10 @@ __all__ = [
     "PoolRequest",
     "Scoring",
     "build_pool",
+    "channels_of",
+    "features_of",
     "score_pool",
+    "tie_order",
 ]
 
 Mode = Literal["hybrid", "keyword", "vector"]
@@ -536,3 +540,38 @@ def _add_rows(
             backends[seq] = []
             added.append(row)
     return added
+
+
+def channels_of(pool: Pool, position: int) -> dict[str, float]:
+    """The raw channel values of one pool member (``keyword``, ``text`` with a vector,
+    ``graph`` when the graph reached it, ``period`` when the query names a period: 1 when
+    the memory's ``at`` is inside it, else 0, and ``period_only`` when the query asks only
+    what happened in it: 1 when the memory is one of the period's, see
+    :attr:`~recalld.retrieval.features.Candidate.of_period`, else 0)."""
+    candidate = pool.candidates[position]
+    channels = {"keyword": round(candidate.keyword.normalised, 6)}
+    if candidate.cosine is not None:
+        channels["text"] = round(candidate.cosine, 6)
+    if candidate.graph_score > 0:
+        channels["graph"] = round(candidate.graph_score, 6)
+    if not math.isnan(candidate.in_period):
+        channels["period"] = candidate.in_period
+    if pool.period_only:
+        channels["period_only"] = float(candidate.of_period)
+    return channels
+
+
+def features_of(pool: Pool, position: int) -> dict[str, float]:
+    """Every feature value of one pool member (NaN, a missing cosine, is left out)."""
+    values = pool.features[position]
+    return {
+        name: round(float(value), 6)
+        for name, value in zip(FEATURES, values, strict=True)
+        if not np.isnan(value)
+    }
+
+
+def tie_order(pool: Pool) -> npt.NDArray[np.int64]:
+    """The seq of each pool member: what breaks ties between equal scores (the oldest,
+    the lower seq, first, as every store's keyword candidate search breaks them)."""
+    return np.fromiter((row.seq for row in pool.rows), dtype=np.int64, count=len(pool.rows))
